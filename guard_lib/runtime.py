@@ -1,0 +1,157 @@
+"""The seam between a guard and the CUDA runtime it drives.
+
+A guard needs four questions answered: which device is current, select another, how many are there, and
+what an error code is called. ``DeviceRuntime`` states them in the shapes of ``cuda.bindings.runtime``
+(a tuple whose first item is the error code) so that ``CudaRuntime`` can hand the bindings' own functions
+to the guard, with nothing of ours between the guard and the driver on the hot path.
+``SimulatedRuntime`` answers the same questions for tests, with faults on demand.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol, runtime_checkable
+
+from . import cuda_errors
+from .simulated import SimulatedRuntime
+
+__all__ = [
+    "RUNTIME_ENV",
+    "CudaRuntime",
+    "DeviceRuntime",
+    "SimulatedRuntime",
+    "get_runtime",
+    "use_runtime",
+]
+
+logger = logging.getLogger("guard_lib")
+
+RUNTIME_ENV = "GUARD_LIB_RUNTIME"
+
+
+@runtime_checkable
+class DeviceRuntime(Protocol):
+    """What a guard needs from a CUDA runtime. Codes are ``cudaError_t`` values; 0 is success."""
+
+    def get_device(self) -> tuple[int, Any]:
+        """``cudaGetDevice``: ``(code, index)``; the index is meaningless unless code is 0."""
+        ...
+
+    def set_device(self, index: int, /) -> tuple[int]:
+        """``cudaSetDevice``: ``(code,)``."""
+        ...
+
+    def get_device_count(self) -> tuple[int, Any]:
+        """``cudaGetDeviceCount``: ``(code, count)``."""
+        ...
+
+    def get_last_error(self) -> tuple[int]:
+        """``cudaGetLastError``: returns the calling thread's last error and clears it."""
+        ...
+
+    def peek_at_last_error(self) -> tuple[int]:
+        """``cudaPeekAtLastError``: the calling thread's last error, left in place."""
+        ...
+
+    def error_name(self, code: int, /) -> str:
+        """The name of an error code, such as ``"cudaErrorInvalidDevice"``."""
+        ...
+
+
+class CudaRuntime:
+    """The real CUDA runtime, through cuda-python's ``cuda.bindings.runtime``.
+
+    Constructing one loads the bindings but makes no CUDA call; on a machine with no driver the calls
+    answer with an error code (``cudaErrorInsufficientDriver`` or ``cudaErrorNoDevice``), which guards
+    turn into an Err.
+    """
+
+    __slots__ = (
+        "_bindings",
+        "get_device",
+        "get_device_count",
+        "get_last_error",
+        "peek_at_last_error",
+        "set_device",
+    )
+
+    def __init__(self) -> None:
+        # Imported here, not at the top: a process that only ever simulates never loads the bindings.
+        from cuda.bindings import runtime as bindings  # noqa: PLC0415
+
+        self._bindings = bindings
+        self.get_device = bindings.cudaGetDevice
+        self.set_device = bindings.cudaSetDevice
+        self.get_device_count = bindings.cudaGetDeviceCount
+        self.get_last_error = bindings.cudaGetLastError
+        self.peek_at_last_error = bindings.cudaPeekAtLastError
+
+    def error_name(self, code: int, /) -> str:
+        try:
+            return str(self._bindings.cudaError_t(int(code)).name)
+        except ValueError:
+            return cuda_errors.error_name(code)
+
+    def __repr__(self) -> str:
+        return "CudaRuntime()"
+
+
+def runtime_from_spec(spec: str) -> DeviceRuntime:
+    """Build the runtime a ``GUARD_LIB_RUNTIME`` value names: ``cuda``, ``simulated`` or ``simulated:N``."""
+    name, sep, count = spec.strip().partition(":")
+    if name == "cuda" and not sep:
+        return CudaRuntime()
+    if name == "simulated":
+        if not sep:
+            return SimulatedRuntime()
+        if count.isdigit() and int(count) >= 1:
+            return SimulatedRuntime(device_count=int(count))
+    raise ValueError(
+        f"{RUNTIME_ENV}={spec!r} names no runtime: use 'cuda', 'simulated' or 'simulated:N' with N >= 1"
+    )
+
+
+_default: DeviceRuntime | None = None
+_default_lock = threading.Lock()
+
+
+def get_runtime() -> DeviceRuntime:
+    """The process's default runtime: ``CudaRuntime`` unless ``GUARD_LIB_RUNTIME`` or ``use_runtime`` says
+    otherwise. Raises ValueError when ``GUARD_LIB_RUNTIME`` holds a value that names no runtime."""
+    runtime = _default
+    if runtime is None:
+        runtime = _init_default()
+    return runtime
+
+
+def _init_default() -> DeviceRuntime:
+    global _default
+    with _default_lock:
+        if _default is None:
+            spec = os.environ.get(RUNTIME_ENV)
+            _default = CudaRuntime() if spec is None else runtime_from_spec(spec)
+            logger.debug("default runtime: %r", _default)
+        return _default
+
+
+@contextmanager
+def use_runtime(runtime: DeviceRuntime) -> Iterator[DeviceRuntime]:
+    """Make ``runtime`` the process's default within the block, then put the previous default back.
+
+    The default is process-wide, not per thread, so threads a test or a program starts inside the block
+    see it too. Blocks nest; they must exit in the reverse order of entering.
+    """
+    global _default
+    if not isinstance(runtime, DeviceRuntime):
+        raise TypeError(f"use_runtime() needs a DeviceRuntime, got {type(runtime).__name__}")
+    with _default_lock:
+        previous, _default = _default, runtime
+    try:
+        yield runtime
+    finally:
+        with _default_lock:
+            _default = previous

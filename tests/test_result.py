@@ -1,0 +1,89 @@
+"""Result, Ok and Err: the caller has to look, and a failure cannot be dropped unseen."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from guard_lib import Err, GuardError, Ok, UncheckedResultWarning
+
+
+def _err() -> Err:
+    return Err(GuardError("cannot select CUDA device 9: cudaErrorInvalidDevice", device_index=9))
+
+
+def test_ok_answers_and_unwraps() -> None:
+    ok = Ok(5)
+    assert ok.is_ok()
+    assert not ok.is_err()
+    assert ok.unwrap() == 5
+    assert ok.value == 5
+    assert repr(ok) == "Ok(5)"
+
+
+def test_err_answers_and_unwrap_raises_its_error() -> None:
+    err = _err()
+    assert err.is_err()
+    assert not err.is_ok()
+    error = err.error
+    with pytest.raises(GuardError) as info:
+        err.unwrap()
+    assert info.value is error
+    assert repr(err).startswith("Err(GuardError(")
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        lambda r: r.is_ok(),
+        lambda r: r.is_err(),
+        lambda r: r.value if isinstance(r, Ok) else r.error,
+    ],
+    ids=["is_ok", "is_err", "value-or-error"],
+)
+@pytest.mark.parametrize("make", [lambda: Ok(1), _err], ids=["ok", "err"])
+def test_any_check_silences_the_warning(
+    make: object, check: object, recwarn: pytest.WarningsRecorder
+) -> None:
+    result = make()  # type: ignore[operator]
+    check(result)  # type: ignore[operator]
+    del result
+    gc.collect()
+    assert recwarn.list == []
+
+
+def test_unwrap_counts_as_checking(recwarn: pytest.WarningsRecorder) -> None:
+    Ok(1).unwrap()
+    with pytest.raises(GuardError):
+        _err().unwrap()
+    gc.collect()
+    assert recwarn.list == []
+
+
+@pytest.mark.parametrize("make", [lambda: Ok(1), _err], ids=["ok", "err"])
+def test_unchecked_result_warns_when_dropped(make: object) -> None:
+    with pytest.warns(UncheckedResultWarning, match="dropped without being checked"):
+        make()  # type: ignore[operator]
+        gc.collect()
+
+
+def test_match_binds_value_and_error() -> None:
+    seen: list[object] = []
+    for result in (Ok("guard"), _err()):
+        match result:
+            case Ok(value):
+                seen.append(value)
+            case Err(error):
+                seen.append(error.device_index)
+    assert seen == ["guard", 9]
+
+
+def test_guard_error_carries_its_fields() -> None:
+    error = GuardError("boom", device_index=3, code=101, code_name="cudaErrorInvalidDevice")
+    assert (str(error), error.device_index, error.code, error.code_name) == (
+        "boom",
+        3,
+        101,
+        "cudaErrorInvalidDevice",
+    )

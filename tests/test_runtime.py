@@ -1,0 +1,239 @@
+"""The runtimes behind the guard: the simulated one's model of CUDA, the real one, and the default."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import pytest
+from conftest import cuda_device_count
+from support import refusal
+
+import guard_lib.runtime as runtime_module
+from guard_lib import DeviceGuard
+from guard_lib.cuda_errors import INVALID_DEVICE, LAUNCH_FAILURE, error_name
+from guard_lib.runtime import (
+    RUNTIME_ENV,
+    CudaRuntime,
+    DeviceRuntime,
+    SimulatedRuntime,
+    get_runtime,
+    runtime_from_spec,
+    use_runtime,
+)
+
+# SimulatedRuntime
+
+
+def test_simulated_keeps_a_device_and_a_call_log_per_thread() -> None:
+    sim = SimulatedRuntime(device_count=3)
+    assert sim.set_device(2) == (0,)
+    seen: list[object] = []
+
+    def other() -> None:
+        seen.append(sim.get_device())
+        seen.append(list(sim.calls))
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join()
+    assert seen == [(0, 0), [("get_device", ())]]
+    assert sim.get_device() == (0, 2)
+    assert sim.calls == [("set_device", (2,)), ("get_device", ())]
+
+
+def test_simulated_refuses_absent_and_negative_devices() -> None:
+    sim = SimulatedRuntime(device_count=2)
+    assert sim.set_device(2) == (INVALID_DEVICE,)
+    assert sim.set_device(-1) == (INVALID_DEVICE,)
+    assert sim.current_device == 0
+    assert sim.get_device_count() == (0, 2)
+    assert sim.device_count == 2
+
+
+def test_simulated_last_error_is_kept_until_read() -> None:
+    sim = SimulatedRuntime(device_count=1)
+    sim.set_device(5)
+    assert sim.peek_at_last_error() == (INVALID_DEVICE,)
+    assert sim.peek_at_last_error() == (INVALID_DEVICE,)
+    assert sim.get_last_error() == (INVALID_DEVICE,)
+    assert sim.get_last_error() == (0,)
+
+
+@pytest.mark.parametrize("op", ["get_device", "get_device_count"])
+def test_fail_next_fails_exactly_the_next_call(op: str) -> None:
+    sim = SimulatedRuntime(device_count=2)
+    sim.fail_next(op, LAUNCH_FAILURE)
+    call = getattr(sim, op)
+    assert call()[0] == LAUNCH_FAILURE
+    assert sim.peek_at_last_error() == (LAUNCH_FAILURE,)
+    assert call()[0] == 0
+
+
+def test_failing_set_can_still_move_the_thread() -> None:
+    sim = SimulatedRuntime(device_count=4)
+    sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=3)
+    sim.fail_next("set_device", LAUNCH_FAILURE)
+    assert sim.set_device(1) == (LAUNCH_FAILURE,)
+    assert sim.current_device == 3
+    assert sim.set_device(1) == (LAUNCH_FAILURE,)
+    assert sim.current_device == 3
+    assert sim.set_device(1) == (0,)
+    assert sim.current_device == 1
+
+
+def test_selection_creates_a_context_on_the_selected_device_only() -> None:
+    sim = SimulatedRuntime(device_count=4)
+    assert sim.contexts == set()
+    sim.set_device(2)
+    sim.set_device(9)
+    assert sim.contexts == {2}
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        (("launch", 1), {}, "unknown op 'launch'"),
+        (("set_device", 0), {}, "not cudaSuccess"),
+        (("get_device", 1), {"moves_to": 1}, "only set_device"),
+    ],
+)
+def test_fail_next_rejects_bad_requests(
+    args: tuple[object, ...], kwargs: dict[str, int], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        SimulatedRuntime().fail_next(*args, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("count", [-1, 1.5, True, "2"])
+def test_simulated_rejects_bad_device_counts(count: object) -> None:
+    with pytest.raises(ValueError, match="device_count"):
+        SimulatedRuntime(device_count=count)  # type: ignore[arg-type]
+
+
+def test_simulated_names_errors_and_describes_itself() -> None:
+    sim = SimulatedRuntime(device_count=3)
+    assert sim.error_name(INVALID_DEVICE) == "cudaErrorInvalidDevice"
+    assert sim.error_name(4242) == "cudaError(4242)"
+    assert repr(sim) == "SimulatedRuntime(device_count=3)"
+    assert error_name(0) == "cudaSuccess"
+
+
+def test_both_runtimes_satisfy_the_protocol() -> None:
+    assert isinstance(SimulatedRuntime(), DeviceRuntime)
+    assert isinstance(CudaRuntime(), DeviceRuntime)
+
+
+# CudaRuntime
+
+
+def test_cuda_runtime_binds_the_bindings_without_a_wrapper() -> None:
+    from cuda.bindings import runtime as bindings
+
+    cuda = CudaRuntime()
+    assert cuda.get_device is bindings.cudaGetDevice
+    assert cuda.set_device is bindings.cudaSetDevice
+    assert cuda.get_device_count is bindings.cudaGetDeviceCount
+    assert cuda.get_last_error is bindings.cudaGetLastError
+    assert cuda.peek_at_last_error is bindings.cudaPeekAtLastError
+    assert repr(cuda) == "CudaRuntime()"
+
+
+def test_cuda_runtime_names_errors() -> None:
+    cuda = CudaRuntime()
+    assert cuda.error_name(INVALID_DEVICE) == "cudaErrorInvalidDevice"
+    assert cuda.error_name(4242) == "cudaError(4242)"
+
+
+@pytest.mark.skipif(cuda_device_count() > 0, reason="a CUDA device is present on this machine")
+def test_guard_without_a_driver_says_so() -> None:
+    error = refusal(DeviceGuard.create(0, runtime=CudaRuntime()))
+    assert "no CUDA driver or device was found" in str(error)
+    assert error.code_name in {"cudaErrorInsufficientDriver", "cudaErrorNoDevice"}
+
+
+def test_importing_guard_lib_makes_no_cuda_call() -> None:
+    # cuda.bindings is not even loaded until a CudaRuntime is made, so no CUDA call can happen at import.
+    code = "import sys, guard_lib; print('cuda.bindings.runtime' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# The default runtime
+
+
+@pytest.fixture
+def fresh_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime_module, "_default", None)
+    monkeypatch.delenv(RUNTIME_ENV, raising=False)
+
+
+@pytest.mark.usefixtures("fresh_default")
+def test_default_is_the_cuda_runtime() -> None:
+    assert isinstance(get_runtime(), CudaRuntime)
+    assert get_runtime() is get_runtime()
+
+
+@pytest.mark.usefixtures("fresh_default")
+def test_racing_initialisers_share_one_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The second of two threads that both found no default must take the first one's, not build another.
+    first = SimulatedRuntime()
+    monkeypatch.setattr(runtime_module, "_default", first)
+    assert runtime_module._init_default() is first
+
+
+@pytest.mark.usefixtures("fresh_default")
+@pytest.mark.parametrize(("spec", "count"), [("simulated", 2), ("simulated:5", 5), (" simulated:1 ", 1)])
+def test_env_selects_the_simulated_runtime(monkeypatch: pytest.MonkeyPatch, spec: str, count: int) -> None:
+    monkeypatch.setenv(RUNTIME_ENV, spec)
+    runtime = get_runtime()
+    assert isinstance(runtime, SimulatedRuntime)
+    assert runtime.device_count == count
+
+
+@pytest.mark.usefixtures("fresh_default")
+def test_env_can_name_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(RUNTIME_ENV, "cuda")
+    assert isinstance(get_runtime(), CudaRuntime)
+
+
+@pytest.mark.usefixtures("fresh_default")
+@pytest.mark.parametrize("spec", ["gpu", "simulated:0", "simulated:x", "simulated:", "cuda:1", ""])
+def test_env_with_an_unknown_value_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, spec: str) -> None:
+    monkeypatch.setenv(RUNTIME_ENV, spec)
+    with pytest.raises(ValueError, match=f"{RUNTIME_ENV}={spec!r} names no runtime"):
+        get_runtime()
+
+
+def test_runtime_from_spec_builds_fresh_runtimes() -> None:
+    assert runtime_from_spec("simulated") is not runtime_from_spec("simulated")
+
+
+def test_use_runtime_nests_and_restores() -> None:
+    outer, inner = SimulatedRuntime(), SimulatedRuntime()
+    before = get_runtime()
+    with use_runtime(outer) as given:
+        assert given is outer
+        assert get_runtime() is outer
+        with use_runtime(inner):
+            assert get_runtime() is inner
+            seen: list[DeviceRuntime] = []
+            worker = threading.Thread(target=lambda: seen.append(get_runtime()))
+            worker.start()
+            worker.join()
+            assert seen == [inner]
+        assert get_runtime() is outer
+    assert get_runtime() is before
+
+
+def test_use_runtime_restores_after_an_exception() -> None:
+    before = get_runtime()
+    with pytest.raises(RuntimeError), use_runtime(SimulatedRuntime()):
+        raise RuntimeError
+    assert get_runtime() is before
+
+
+def test_use_runtime_rejects_what_is_not_a_runtime() -> None:
+    with pytest.raises(TypeError, match="needs a DeviceRuntime, got int"), use_runtime(3):  # type: ignore[arg-type]
+        pass
