@@ -12,7 +12,6 @@ import logging
 import operator
 import warnings
 from threading import get_ident
-from types import TracebackType
 from typing import Any
 
 from . import cuda_errors
@@ -28,23 +27,15 @@ logger = logging.getLogger("guard_lib")
 _warn = warnings.warn
 
 
-def _index_of(device_index: object) -> int | GuardError:
-    """The device index as a plain int, or the error refusing it, decided before any CUDA call."""
-    if type(device_index) is int:
-        index = device_index
-    elif isinstance(device_index, bool):
+def _as_int(device_index: object) -> int | GuardTypeError:
+    """A device index that is not a plain int, as one; or the refusal of what is not an integer."""
+    if isinstance(device_index, bool):
         # bool is an int to Python, but True as a device is a bug in the caller, not device 1.
         return _type_error(device_index)
-    else:
-        try:
-            index = operator.index(device_index)  # type: ignore[arg-type]
-        except TypeError:
-            return _type_error(device_index)
-    if index < 0:
-        # Refused rather than passed on: some runtimes read a negative index as "leave the device alone",
-        # which would hand the caller a guard that selected nothing.
-        return GuardError(f"cannot select CUDA device {index}: a device index is >= 0", device_index=index)
-    return index
+    try:
+        return operator.index(device_index)  # type: ignore[arg-type]
+    except TypeError:
+        return _type_error(device_index)
 
 
 def _type_error(device_index: object) -> GuardTypeError:
@@ -77,12 +68,8 @@ def _restore(runtime: DeviceRuntime, original: int, selected: int) -> None:
         )
 
 
-class DeviceGuard:
-    """A borrowed CUDA device: selected by ``create``, the caller's device restored by ``close``.
-
-    Use it as a context manager. A guard belongs to the thread that created it, because CUDA's current
-    device is per thread. ``take()`` hands the borrow to a new guard; only that one restores.
-    """
+class _Borrow:
+    """What ``DeviceGuard`` and ``device`` share: the selection, and the restore that undoes it."""
 
     __slots__ = ("_current", "_original", "_restored", "_runtime", "_thread")
     _runtime: DeviceRuntime
@@ -91,24 +78,20 @@ class DeviceGuard:
     _thread: int
     _restored: bool
 
-    def __new__(cls, *args: object, **kwargs: object) -> DeviceGuard:
-        raise TypeError("DeviceGuard cannot be constructed directly: use DeviceGuard.create(index)")
-
-    @classmethod
-    def _new(cls, runtime: DeviceRuntime, original: int, current: int, thread: int) -> DeviceGuard:
-        guard = object.__new__(cls)
-        guard._runtime = runtime
-        guard._original = original
-        guard._current = current
-        guard._thread = thread
-        guard._restored = False
-        return guard
-
-    @classmethod
-    def _open(cls, device_index: object, runtime: DeviceRuntime | None) -> DeviceGuard | GuardError:
-        index = _index_of(device_index)
-        if isinstance(index, GuardError):
-            return index
+    def _select(self, device_index: object, runtime: DeviceRuntime | None) -> GuardError | None:
+        """Select the device and record what to restore; the refusal, or None once selected."""
+        if type(device_index) is not int:
+            converted = _as_int(device_index)
+            if isinstance(converted, GuardError):
+                return converted
+            device_index = converted
+        index: int = device_index
+        if index < 0:
+            # Refused rather than passed on: some runtimes read a negative index as "leave the device
+            # alone", which would hand the caller a guard that selected nothing.
+            return GuardError(
+                f"cannot select CUDA device {index}: a device index is >= 0", device_index=index
+            )
         if runtime is None:
             runtime = get_runtime()
         code, original = runtime.get_device()
@@ -121,31 +104,28 @@ class DeviceGuard:
                 # reported success: a failed selection can still move the thread once an error is pending.
                 _restore(runtime, original, index)
                 return _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
-        return cls._new(runtime, original, index, get_ident())
-
-    @classmethod
-    def create(cls, device_index: int, *, runtime: DeviceRuntime | None = None) -> Result[DeviceGuard]:
-        """Select ``device_index`` on this thread and return a guard that restores the caller's device.
-
-        Never raises for a CUDA failure or a refused index: those come back as ``Err(GuardError)``.
-        """
-        opened = cls._open(device_index, runtime)
-        if isinstance(opened, GuardError):
-            return Err(opened)
-        return Ok(opened)
+        self._runtime = runtime
+        self._original = original
+        self._current = index
+        self._thread = get_ident()
+        self._restored = False
+        return None
 
     @property
     def original_device(self) -> int:
-        """The device that was current before the guard, which ``close`` restores."""
+        """The device that was current before the selection, which ``close`` restores."""
         return self._original
 
     @property
     def current_device(self) -> int:
-        """The device the guard selected."""
+        """The device that was selected."""
         return self._current
 
-    def close(self) -> None:
-        """Restore the caller's device. Closing again, or closing a guard taken over, does nothing."""
+    def close(self, *_exc_info: object) -> None:
+        """Restore the caller's device. Closing again, or closing a guard taken over, does nothing.
+
+        Also the ``__exit__`` of both context managers, so leaving a ``with`` block costs one call.
+        """
         if self._restored:
             return
         if self._thread != get_ident():
@@ -158,6 +138,43 @@ class DeviceGuard:
         if self._current != self._original:
             _restore(self._runtime, self._original, self._current)
 
+    __exit__ = close
+
+    def __copy__(self) -> Any:
+        raise TypeError(f"a {type(self).__name__} cannot be copied: DeviceGuard.take() hands a borrow over")
+
+    def __deepcopy__(self, memo: object) -> Any:
+        raise TypeError(f"a {type(self).__name__} cannot be copied: DeviceGuard.take() hands a borrow over")
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"a {type(self).__name__} cannot be pickled: it holds a thread's device selection")
+
+
+class DeviceGuard(_Borrow):
+    """A borrowed CUDA device: selected by ``create``, the caller's device restored by ``close``.
+
+    Use it as a context manager. A guard belongs to the thread that created it, because CUDA's current
+    device is per thread. ``take()`` hands the borrow to a new guard; only that one restores.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: object, **kwargs: object) -> DeviceGuard:
+        raise TypeError("DeviceGuard cannot be constructed directly: use DeviceGuard.create(index)")
+
+    @classmethod
+    def create(cls, device_index: int, *, runtime: DeviceRuntime | None = None) -> Result[DeviceGuard]:
+        """Select ``device_index`` on this thread and return a guard that restores the caller's device.
+
+        Never raises for a CUDA failure or a refused index: those come back as ``Err(GuardError)``.
+        """
+        guard = object.__new__(cls)
+        guard._restored = True  # until something is selected, there is nothing to owe
+        error = guard._select(device_index, runtime)
+        if error is not None:
+            return Err(error)
+        return Ok(guard)
+
     def take(self) -> DeviceGuard:
         """Hand the borrow to a new guard, which alone restores; this one is left looking restored."""
         if self._restored:
@@ -165,7 +182,12 @@ class DeviceGuard:
                 f"cannot take over a DeviceGuard for CUDA device {self._current}: it was closed or taken",
                 device_index=self._current,
             )
-        taker = self._new(self._runtime, self._original, self._current, self._thread)
+        taker = object.__new__(DeviceGuard)
+        taker._runtime = self._runtime
+        taker._original = self._original
+        taker._current = self._current
+        taker._thread = self._thread
+        taker._restored = False
         # Without this, both guards would put the device back, the second undoing whatever the thread
         # selected in between.
         self._restored = True
@@ -173,14 +195,6 @@ class DeviceGuard:
 
     def __enter__(self) -> DeviceGuard:
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "restored" if self._restored else "open"
@@ -198,49 +212,29 @@ class DeviceGuard:
                 source=self,
             )
 
-    def __copy__(self) -> Any:
-        raise TypeError("a DeviceGuard cannot be copied: use take() to hand the borrow over")
 
-    def __deepcopy__(self, memo: object) -> Any:
-        raise TypeError("a DeviceGuard cannot be copied: use take() to hand the borrow over")
+class device(_Borrow):
+    """``with guard_lib.device(i) as borrow:`` selects device ``i`` and restores the caller's on exit.
 
-    def __reduce__(self) -> Any:
-        raise TypeError("a DeviceGuard cannot be pickled: it holds a thread's device selection")
-
-
-class device:
-    """``with guard_lib.device(i):`` selects device ``i`` and restores the caller's on exit.
-
-    For callers who prefer exceptions: entering raises GuardError where ``DeviceGuard.create`` would
-    return an Err. The selection happens on entering, not on construction.
+    For callers who prefer exceptions: entering raises GuardError where ``DeviceGuard.create`` returns
+    an Err. The selection happens on entering, not on construction; once exited, it can be entered
+    again. ``borrow.original_device`` and ``borrow.current_device`` are there once entered.
     """
 
-    __slots__ = ("_guard", "_index", "_runtime")
+    __slots__ = ("_index", "_requested_runtime")
 
     def __init__(self, device_index: int, *, runtime: DeviceRuntime | None = None) -> None:
         self._index = device_index
-        self._runtime = runtime
-        self._guard: DeviceGuard | None = None
+        self._requested_runtime = runtime
+        self._restored = True
 
-    def __enter__(self) -> DeviceGuard:
-        if self._guard is not None:
+    def __enter__(self) -> device:
+        if not self._restored:
             raise GuardError(
                 f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
-                device_index=self._guard._current,
+                device_index=self._current,
             )
-        opened = DeviceGuard._open(self._index, self._runtime)
-        if isinstance(opened, GuardError):
-            raise opened
-        self._guard = opened
-        return opened
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        guard = self._guard
-        if guard is not None:
-            self._guard = None
-            guard.close()
+        error = self._select(self._index, self._requested_runtime)
+        if error is not None:
+            raise error
+        return self

@@ -271,10 +271,11 @@ def test_close_is_idempotent(sim: SimulatedRuntime) -> None:
 def test_guard_cannot_be_constructed_copied_or_pickled(sim: SimulatedRuntime) -> None:
     with pytest.raises(TypeError, match=r"DeviceGuard\.create"):
         DeviceGuard()
-    with DeviceGuard.create(1, runtime=sim).unwrap() as guard:
+    with DeviceGuard.create(1, runtime=sim).unwrap() as guard, device(2, runtime=sim) as borrow:
         for duplicate in (copy.copy, copy.deepcopy, pickle.dumps):
-            with pytest.raises(TypeError, match=r"take\(\)|pickled"):
-                duplicate(guard)
+            for held in (guard, borrow):
+                with pytest.raises(TypeError, match=r"take\(\) hands a borrow over|cannot be pickled"):
+                    duplicate(held)
 
 
 def test_repr_names_devices_and_state(sim: SimulatedRuntime) -> None:
