@@ -50,8 +50,10 @@ def _cuda_error(runtime: DeviceRuntime, what: str, index: int, code: int) -> Gua
     # The refusal travels in the Err; leave no error pending for the next backend to trip over.
     runtime.get_last_error()
     name = runtime.error_name(code)
-    reason = "no CUDA driver or device was found" if int(code) in cuda_errors.NO_CUDA_CODES else name
-    message = f"{what}: {reason}" if reason == name else f"{what}: {reason} ({name})"
+    if int(code) in cuda_errors.NO_CUDA_CODES:
+        message = f"{what}: no CUDA driver or device was found ({name})"
+    else:
+        message = f"{what}: {name}"
     return GuardError(message, device_index=index, code=int(code), code_name=name)
 
 

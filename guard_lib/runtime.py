@@ -9,7 +9,6 @@ to the guard, with nothing of ours between the guard and the driver on the hot p
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -27,8 +26,6 @@ __all__ = [
     "get_runtime",
     "use_runtime",
 ]
-
-logger = logging.getLogger("guard_lib")
 
 RUNTIME_ENV = "GUARD_LIB_RUNTIME"
 
@@ -122,10 +119,9 @@ _default_lock = threading.Lock()
 def get_runtime() -> DeviceRuntime:
     """The process's default runtime: ``CudaRuntime`` unless ``GUARD_LIB_RUNTIME`` or ``use_runtime`` says
     otherwise. Raises ValueError when ``GUARD_LIB_RUNTIME`` holds a value that names no runtime."""
-    runtime = _default
-    if runtime is None:
-        runtime = _init_default()
-    return runtime
+    if _default is None:
+        return _init_default()
+    return _default
 
 
 def _init_default() -> DeviceRuntime:
@@ -134,7 +130,6 @@ def _init_default() -> DeviceRuntime:
         if _default is None:
             spec = os.environ.get(RUNTIME_ENV)
             _default = CudaRuntime() if spec is None else runtime_from_spec(spec)
-            logger.debug("default runtime: %r", _default)
         return _default
 
 

@@ -83,8 +83,6 @@ class SimulatedRuntime:
 
     def _fault(self, op: str) -> _Fault | None:
         queue = self._faults[op]
-        if not queue:
-            return None
         with self._lock:
             return queue.popleft() if queue else None
 
@@ -92,12 +90,13 @@ class SimulatedRuntime:
         self._state.last_error = code
         return code
 
-    def get_device(self) -> tuple[int, int]:
+    def get_device(self) -> tuple[int, int | None]:
         state = self._state
         state.calls.append(("get_device", ()))
         fault = self._fault("get_device")
         if fault is not None:
-            return self._fail(fault.code), 0
+            # Like cuda-python, a failed query answers no value at all rather than a plausible one.
+            return self._fail(fault.code), None
         return cuda_errors.SUCCESS, state.device
 
     def set_device(self, index: int, /) -> tuple[int]:
@@ -114,11 +113,11 @@ class SimulatedRuntime:
         self.contexts.add(index)
         return (cuda_errors.SUCCESS,)
 
-    def get_device_count(self) -> tuple[int, int]:
+    def get_device_count(self) -> tuple[int, int | None]:
         self._state.calls.append(("get_device_count", ()))
         fault = self._fault("get_device_count")
         if fault is not None:
-            return self._fail(fault.code), 0
+            return self._fail(fault.code), None
         return cuda_errors.SUCCESS, self._device_count
 
     def get_last_error(self) -> tuple[int]:

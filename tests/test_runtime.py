@@ -106,7 +106,7 @@ def test_fail_next_rejects_bad_requests(
         SimulatedRuntime().fail_next(*args, **kwargs)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("count", [-1, 1.5, True, "2"])
+@pytest.mark.parametrize("count", [-1, 1.5, True, "2", None])
 def test_simulated_rejects_bad_device_counts(count: object) -> None:
     with pytest.raises(ValueError, match="device_count"):
         SimulatedRuntime(device_count=count)  # type: ignore[arg-type]
@@ -237,3 +237,18 @@ def test_use_runtime_restores_after_an_exception() -> None:
 def test_use_runtime_rejects_what_is_not_a_runtime() -> None:
     with pytest.raises(TypeError, match="needs a DeviceRuntime, got int"), use_runtime(3):  # type: ignore[arg-type]
         pass
+
+
+def test_simulated_runtime_with_no_devices_refuses_every_selection() -> None:
+    sim = SimulatedRuntime(device_count=0)
+    assert sim.get_device_count() == (0, 0)
+    assert sim.set_device(0) == (INVALID_DEVICE,)
+
+
+def test_failed_queries_answer_no_value_and_are_logged() -> None:
+    sim = SimulatedRuntime(device_count=2)
+    sim.fail_next("get_device", LAUNCH_FAILURE)
+    sim.fail_next("get_device_count", LAUNCH_FAILURE)
+    assert sim.get_device() == (LAUNCH_FAILURE, None)
+    assert sim.get_device_count() == (LAUNCH_FAILURE, None)
+    assert sim.calls == [("get_device", ()), ("get_device_count", ())]
