@@ -170,7 +170,7 @@ def make_runtime(name: str) -> DeviceRuntime:
     if name == "simulated":
         return SimulatedRuntime(device_count=2)
     rt = CudaRuntime()
-    code, count = rt.get_device_count()
+    code, _count = rt.get_device_count()
     if code:
         raise SystemExit(f"bench_guard: --runtime cuda: {rt.error_name(code)}: no usable CUDA device here")
     return rt
@@ -194,9 +194,13 @@ def machine() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runtime", choices=["simulated", "cuda"], default="simulated")
-    parser.add_argument("--path", choices=["same", "switch"], default="same", help="already-current or 0->1->0")
+    parser.add_argument(
+        "--path", choices=["same", "switch"], default="same", help="already-current or 0->1->0"
+    )
     parser.add_argument("--iterations", type=int, default=20_000, help="iterations per timed loop")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds; the median is reported")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -223,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     ns = measure(loops, args.iterations, args.rounds)
     floor = ns["floor"] or 1e-9
 
-    print(f"runtime={args.runtime} path={args.path} ({'0 -> 1 -> 0' if target else 'device 0 already current'})")
+    print(
+        f"runtime={args.runtime} path={args.path} ({'0 -> 1 -> 0' if target else 'device 0 already current'})"
+    )
     print(f"{'case':34} {'ns/op':>9} {'x floor':>8}")
     for name, value in ns.items():
         print(f"{name:34} {value:9.1f} {value / floor:8.2f}")
@@ -232,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     for case, other, limit in GOALS[(args.runtime, args.path)]:
         if case in ns and other in ns:
             ratio = ns[case] / (ns[other] or 1e-9)
-            goals.append({"case": case, "versus": other, "ratio": ratio, "limit": limit, "met": ratio <= limit})
+            goals.append(
+                {"case": case, "versus": other, "ratio": ratio, "limit": limit, "met": ratio <= limit}
+            )
     print()
     for goal in goals:
         verdict = "met" if goal["met"] else "MISSED"

@@ -59,18 +59,25 @@ def test_selection_is_per_thread() -> None:
 
 
 def test_selection_is_per_asyncio_task() -> None:
-    async def task(name: str, started: asyncio.Event, other_started: asyncio.Event) -> list[object]:
+    # Both tasks read while both of their guards are active, so a selection shared between tasks
+    # would show up as one task seeing the other's stream.
+    async def task(name: str, inside: dict[str, asyncio.Event], read: dict[str, asyncio.Event]) -> object:
+        other = "b" if name == "a" else "a"
         with CallerStreamGuard(name):
-            started.set()
-            await other_started.wait()
-            await asyncio.sleep(0)
-            return [get_caller_stream()]
+            inside[name].set()
+            await inside[other].wait()
+            seen = get_caller_stream()
+            read[name].set()
+            await read[other].wait()
+        return seen
 
-    async def main() -> list[list[object]]:
-        a, b = asyncio.Event(), asyncio.Event()
-        return list(await asyncio.gather(task("a", a, b), task("b", b, a)))
+    async def main() -> list[object]:
+        inside = {"a": asyncio.Event(), "b": asyncio.Event()}
+        read = {"a": asyncio.Event(), "b": asyncio.Event()}
+        return list(await asyncio.gather(task("a", inside, read), task("b", inside, read)))
 
-    assert asyncio.run(main()) == [["a"], ["b"]]
+    assert asyncio.run(main()) == ["a", "b"]
+    assert get_caller_stream() is None
 
 
 def test_not_reentrant_while_active_but_reusable_after() -> None:

@@ -1,0 +1,135 @@
+"""pytest plugin and import probe used by ``critical_mutants.py`` inside its temporary project copies.
+
+The harness needs each test's node id and outcome exactly as pytest itself reports them; JUnit XML
+loses the node id (classname/name are a lossy rewrite), so this plugin appends one JSON line per
+report to the file named by ``CRITICAL_MUTANTS_OUTCOMES``.  It also records which file the mutated
+package was really imported from, so the harness can refuse to run when an installed copy (for
+example an editable install loaded early through a ``pytest11`` entry point) shadows the mutated one.
+
+Run as ``python -m _mutant_outcomes MODULE...`` it imports the modules, which is how the harness
+tells a mutant that breaks at import time (verdict ``invalid``) from one that tests must kill.
+
+Both modes start a watchdog thread: the harness runs children in their own session so that it can
+kill their whole process group, which also means that a SIGKILLed harness would leave a hung mutant
+spinning forever; the watchdog ends the child once its parent is gone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+OUTCOMES_ENV = "CRITICAL_MUTANTS_OUTCOMES"
+PACKAGE_ENV = "CRITICAL_MUTANTS_PACKAGE"
+PARENT_ENV = "CRITICAL_MUTANTS_PARENT_PID"
+_ORPHAN_EXIT = 70
+
+
+def _emit(record: dict[str, object]) -> None:
+    path = os.environ.get(OUTCOMES_ENV)
+    if not path:
+        return
+    # One open per record: a process killed mid-run still leaves every finished line behind.
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(_ORPHAN_EXIT)
+
+
+def start_watchdog() -> None:
+    """End this process once the harness that started it is gone (not for grandchildren)."""
+    parent = os.environ.get(PARENT_ENV, "")
+    if parent.isdigit() and os.getppid() == int(parent):
+        threading.Thread(target=_watch_parent, args=(int(parent),), daemon=True).start()
+
+
+def _last_error_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    if errors:
+        return errors[-1]
+    return lines[0] if lines else ""
+
+
+def _message(longrepr: object) -> str:
+    if longrepr is None:
+        return ""
+    if isinstance(longrepr, tuple):
+        # A skip's longrepr is (path, lineno, reason).
+        return str(longrepr[-1]).strip()
+    crash = getattr(longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    if isinstance(message, str) and message.strip():
+        return message.strip().splitlines()[0]
+    return _last_error_line(str(longrepr))
+
+
+def _module_location(module: ModuleType) -> list[str]:
+    file = getattr(module, "__file__", None)
+    if isinstance(file, str):
+        return [file]
+    return [str(entry) for entry in getattr(module, "__path__", [])]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    start_watchdog()
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    _emit({"event": "start", "nodeid": nodeid})
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _emit(
+        {
+            "event": "report",
+            "nodeid": report.nodeid,
+            "when": report.when,
+            "outcome": report.outcome,
+            "xfail": hasattr(report, "wasxfail"),
+            "message": _message(report.longrepr) if report.outcome != "passed" else "",
+        }
+    )
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        _emit({"event": "collect_error", "nodeid": report.nodeid, "message": _message(report.longrepr)})
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    name = os.environ.get(PACKAGE_ENV)
+    if not name:
+        return
+    try:
+        module = sys.modules.get(name) or importlib.import_module(name)
+    except Exception as exc:
+        _emit({"event": "package", "error": f"{type(exc).__name__}: {exc}", "files": []})
+        return
+    _emit({"event": "package", "error": None, "files": _module_location(module)})
+
+
+def main(argv: list[str]) -> int:
+    """Import each named module; print where the first one (the package) came from as JSON."""
+    start_watchdog()
+    modules = [importlib.import_module(name) for name in argv]
+    files = _module_location(modules[0]) if modules else []
+    print(json.dumps({"files": [str(Path(file)) for file in files]}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

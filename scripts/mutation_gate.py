@@ -1,0 +1,265 @@
+"""Fail CI when a mutant survives that nobody has reviewed as equivalent, or a critical mutant lives.
+
+Inputs:
+  --results FILE   mutmut verdicts exported by ``python scripts/mutation_run.py run`` (or ``merge``)
+  --config FILE    mutation_config.toml: ``[gate]`` and the reviewed ``[[equivalent]]`` list
+  --critical FILE  optional JSON of ``python scripts/critical_mutants.py run --json FILE``
+
+Exit status: 0 the gate passes; 1 a finding (unreviewed survivor, score under min_score, stale or
+ambiguous equivalent entry, an equivalent entry whose mutant is killed, critical mutant not killed);
+2 bad or missing input (also: results with never-checked mutants, unknown keys in the config).
+
+Verdict classes (mutmut status -> gate):
+  killed, caught by type check, timeout, segfault -> killed
+  survived             -> survivor, unless exactly one [[equivalent]] entry matches it (then excluded)
+  no tests             -> survivor: no test reaches the mutated code (an equivalent entry cannot excuse it)
+  suspicious, check was interrupted by user -> survivor: the run did not show the tests caught it
+  skipped              -> excluded from the score, listed
+  not checked          -> input error (exit 2): the run is incomplete
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mutation_common import (
+    Equivalent,
+    GateConfig,
+    InputError,
+    MutantRecord,
+    Results,
+    diff_sides,
+    equivalent_matches,
+    load_gate_config,
+    load_results,
+    natural_key,
+)
+
+KILLED = {"killed", "caught by type check", "timeout", "segfault"}
+SURVIVED = {"survived"}
+UNEXCUSABLE = {"no tests", "suspicious", "check was interrupted by user"}
+EXCLUDED = {"skipped"}
+INCOMPLETE = {"not checked"}
+KNOWN = KILLED | SURVIVED | UNEXCUSABLE | EXCLUDED | INCOMPLETE
+
+CRITICAL_VERDICTS = {"killed", "survived", "timeout", "invalid", "not-exercised", "wrong-reason"}
+
+
+@dataclass
+class CriticalMutant:
+    id: str
+    verdict: str
+    file: str = ""
+    scope: str = ""
+    why: str = ""
+    killed_by: str = ""
+    diff: str = ""
+
+
+@dataclass
+class Evaluation:
+    """Everything the gate decided; the report renders the same object."""
+
+    results: Results
+    config: GateConfig
+    killed: list[MutantRecord] = field(default_factory=list)
+    survivors: list[MutantRecord] = field(default_factory=list)
+    excluded: list[MutantRecord] = field(default_factory=list)
+    equivalent_of: dict[str, Equivalent] = field(default_factory=dict)
+    stale: list[Equivalent] = field(default_factory=list)
+    out_of_scope: list[Equivalent] = field(default_factory=list)
+    ambiguous: list[tuple[Equivalent, list[str]]] = field(default_factory=list)
+    refuted: list[tuple[Equivalent, str]] = field(default_factory=list)
+    critical: list[CriticalMutant] | None = None
+
+    @property
+    def counted(self) -> int:
+        return len(self.killed) + len(self.survivors)
+
+    @property
+    def score(self) -> float:
+        # nothing to kill is a perfect score, not a division by zero
+        return 100.0 if self.counted == 0 else 100.0 * len(self.killed) / self.counted
+
+    @property
+    def critical_failures(self) -> list[CriticalMutant]:
+        return [c for c in self.critical or [] if c.verdict != "killed"]
+
+    def findings(self) -> list[str]:
+        found: list[str] = []
+        if self.score < self.config.min_score:
+            found.append(
+                f"mutation score {self.score:.2f}% < min_score {self.config.min_score:g}% "
+                f"({len(self.survivors)} unreviewed survivor(s) of {self.counted})"
+            )
+            # below min_score every unreviewed survivor is part of the finding; above it they are tolerated
+            for mutant in self.survivors:
+                where = f"{mutant.file}:{mutant.line}"
+                found.append(f"{mutant.status}: {mutant.name} ({where}) {_first_added(mutant)}")
+        for entry in self.stale:
+            found.append(f"stale {entry.describe()}: matches no current mutant; update or delete it")
+        for entry, names in self.ambiguous:
+            found.append(
+                f"ambiguous {entry.describe()}: matches {len(names)} mutants ({', '.join(names)}); "
+                "add `removed = ...` (the '-' line) to pick one"
+            )
+        for entry, name in self.refuted:
+            found.append(f"refuted {entry.describe()}: {name} is killed, so not equivalent; delete the entry")
+        for c in self.critical_failures:
+            found.append(f"critical mutant {c.id}: {c.verdict} ({c.file} {c.scope}) {c.why}".rstrip())
+        return found
+
+
+def _first_added(mutant: MutantRecord) -> str:
+    _, added = diff_sides(mutant.diff)
+    return f"-> {added[0]}" if added else ""
+
+
+def _check_complete(results: Results) -> None:
+    unknown = sorted({m.status for m in results.mutants} - KNOWN)
+    if unknown:
+        raise InputError(f"results hold unknown mutmut status(es) {unknown}; is this mutmut 3.8?")
+    incomplete = [m.name for m in results.mutants if m.status in INCOMPLETE]
+    if incomplete:
+        raise InputError(
+            f"{len(incomplete)} mutant(s) were never checked (e.g. {incomplete[0]}); the mutmut run was cut "
+            "short. Re-run `python scripts/mutation_run.py run` (or `mutmut run`) and export again."
+        )
+
+
+def evaluate(
+    results: Results, config: GateConfig, critical: list[CriticalMutant] | None = None
+) -> Evaluation:
+    _check_complete(results)
+    ev = Evaluation(results=results, config=config, critical=critical)
+    in_scope = _functions_in_scope(results)
+    matches: dict[int, list[MutantRecord]] = {}
+    for entry in config.equivalents:
+        matches[entry.index] = [m for m in results.mutants if equivalent_matches(entry, m)]
+    for entry in config.equivalents:
+        hits = matches[entry.index]
+        if len(hits) > 1:
+            ev.ambiguous.append((entry, sorted((m.name for m in hits), key=natural_key)))
+        elif not hits:
+            if in_scope is None or entry.function in in_scope:
+                ev.stale.append(entry)
+            else:
+                # a scoped run (changed-since) did not generate this function's mutants at all
+                ev.out_of_scope.append(entry)
+        elif hits[0].status in SURVIVED:
+            ev.equivalent_of[hits[0].name] = entry
+        elif hits[0].status in KILLED:
+            # the tests tell this mutant apart, so the reviewed claim is wrong (or no longer needed)
+            ev.refuted.append((entry, hits[0].name))
+    for mutant in sorted(results.mutants, key=lambda m: natural_key(m.name)):
+        if mutant.status in KILLED:
+            ev.killed.append(mutant)
+        elif mutant.name in ev.equivalent_of or mutant.status in EXCLUDED:
+            ev.excluded.append(mutant)
+        else:
+            ev.survivors.append(mutant)
+    return ev
+
+
+def _functions_in_scope(results: Results) -> set[str] | None:
+    """Functions whose mutants this result covers, or None for a whole-package run."""
+    if results.scope.get("kind", "full") == "full":
+        return None
+    return set(results.scope.get("functions") or {m.parsed.function for m in results.mutants})
+
+
+def load_critical(path: Path) -> list[CriticalMutant]:
+    hint = f"python scripts/critical_mutants.py run --json {path}"
+    if not path.is_file():
+        raise InputError(f"{path}: no critical-mutant results. Run `{hint}` first.")
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: unreadable critical-mutant JSON ({exc}). Re-run `{hint}`.") from exc
+    entries = data.get("mutants") if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise InputError(f"{path}: expected a 'mutants' list (the --json output of critical_mutants.py)")
+    mutants: list[CriticalMutant] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise InputError(f"{path}: every critical mutant needs a string 'id': {entry!r}")
+        verdict = entry.get("verdict")
+        if verdict not in CRITICAL_VERDICTS:
+            raise InputError(f"{path}: mutant {entry['id']}: unknown verdict {verdict!r}")
+        # the tests that actually failed, when the harness says; its killed_by is what was expected
+        killed_by = entry.get("failed_tests") or entry.get("killed_by") or ""
+        mutants.append(
+            CriticalMutant(
+                id=entry["id"],
+                verdict=verdict,
+                file=str(entry.get("file") or ""),
+                scope=str(entry.get("scope") or ""),
+                why=str(entry.get("why") or ""),
+                killed_by=", ".join(killed_by) if isinstance(killed_by, list) else str(killed_by),
+                diff=str(entry.get("diff") or ""),
+            )
+        )
+    return mutants
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mutation_gate.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--results", type=Path, default=Path("reports/mutmut-results.json"))
+    parser.add_argument("--config", type=Path, default=Path("mutation_config.toml"))
+    parser.add_argument("--critical", type=Path, help="critical harness JSON; any verdict but killed fails")
+    parser.add_argument("--json", type=Path, help="also write the decision as JSON here")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        results = load_results(args.results, hint="python scripts/mutation_run.py run")
+        config = load_gate_config(args.config)
+        critical = load_critical(args.critical) if args.critical else None
+        ev = evaluate(results, config, critical)
+    except InputError as exc:
+        print(f"mutation gate: error: {exc}", file=sys.stderr)
+        return 2
+    if ev.survivors and ev.score >= config.min_score:
+        print(f"  {len(ev.survivors)} survivor(s) tolerated by min_score {config.min_score:g}%")
+    print(
+        f"mutation gate: {len(ev.killed)} killed, {len(ev.survivors)} not killed, "
+        f"{len(ev.excluded)} excluded (equivalent/skipped); score {ev.score:.2f}% "
+        f"(min {config.min_score:g}%)"
+    )
+    for entry in ev.out_of_scope:
+        print(f"  not in this run's scope: {entry.describe()}")
+    if critical is not None:
+        print(f"critical harness: {len(critical) - len(ev.critical_failures)}/{len(critical)} killed")
+    findings = ev.findings()
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps(
+                {"passed": not findings, "score": ev.score, "findings": findings},
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
+    if findings:
+        print(f"FAILED: {len(findings)} finding(s):")
+        for finding in findings:
+            print(f"  - {finding}")
+        return 1
+    print("PASSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,322 @@
+"""One report of mutmut's and the critical harness's verdicts: JSON, HTML and Markdown.
+
+  --json FILE      mutation-testing-elements report (schemaVersion "1"; the format Stryker's HTML
+                   viewer and dashboard read)
+  --html FILE      a self-contained page (no script or style from the network) listing files, mutants
+                   and statuses, with each mutant's diff
+  --markdown FILE  a summary for $GITHUB_STEP_SUMMARY: totals, score, survivors, critical harness
+
+Reviewed equivalent mutants appear as Ignored, with the reviewer's reason. Exit status: 0 written,
+2 bad or missing input. The verdict itself is mutation_gate.py's job; this only reports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mutation_common import InputError, MutantRecord, load_gate_config, load_results, natural_key
+from mutation_gate import CriticalMutant, Evaluation, evaluate, load_critical
+
+# mutmut status -> mutation-testing-elements status
+SCHEMA_STATUS = {
+    "killed": "Killed",
+    "survived": "Survived",
+    "no tests": "NoCoverage",
+    "timeout": "Timeout",
+    "caught by type check": "CompileError",
+    "segfault": "Killed",
+    "suspicious": "RuntimeError",
+    "check was interrupted by user": "RuntimeError",
+    "skipped": "Ignored",
+    "not checked": "Pending",
+}
+# critical harness verdict -> mutation-testing-elements status
+CRITICAL_STATUS = {
+    "killed": "Killed",
+    "survived": "Survived",
+    "timeout": "Timeout",
+    "invalid": "CompileError",
+    "not-exercised": "NoCoverage",
+    "wrong-reason": "Survived",
+}
+STATUS_REASON = {
+    "segfault": "the test process died by a signal (crash or CPU limit): counted as killed",
+    "suspicious": "the test run ended with an unexpected exit code",
+    "check was interrupted by user": "pytest reported an interrupted run (exit status 2)",
+    "caught by type check": "the type checker rejects this mutant",
+    "no tests": "no test executes this function",
+}
+
+
+def schema_report(ev: Evaluation) -> dict[str, Any]:
+    """The mutation-testing-elements JSON for mutmut's mutants plus the critical harness's."""
+    high = int(ev.config.min_score)
+    files: dict[str, dict[str, Any]] = {}
+
+    def file_entry(path: str) -> dict[str, Any]:
+        if path not in files:
+            source = ev.results.sources.get(path)
+            if source is None and Path(path).is_file():
+                source = Path(path).read_text(encoding="utf-8")
+            files[path] = {"language": "python", "source": source or "", "mutants": []}
+        return files[path]
+
+    for mutant in sorted(ev.results.mutants, key=lambda m: natural_key(m.name)):
+        entry = file_entry(mutant.file)
+        equivalent = ev.equivalent_of.get(mutant.name)
+        item: dict[str, Any] = {
+            "id": mutant.name,
+            "mutatorName": mutant.mutator,
+            "replacement": mutant.replacement,
+            "location": {
+                "start": {"line": mutant.line, "column": mutant.column},
+                "end": {"line": mutant.end_line, "column": mutant.end_column},
+            },
+            "status": "Ignored" if equivalent else SCHEMA_STATUS[mutant.status],
+            "description": _describe(mutant),
+        }
+        reason = f"equivalent: {equivalent.reason}" if equivalent else STATUS_REASON.get(mutant.status)
+        if reason:
+            item["statusReason"] = reason
+        if mutant.duration is not None:
+            item["duration"] = round(mutant.duration * 1000, 3)
+        entry["mutants"].append(item)
+    for crit in ev.critical or []:
+        entry = file_entry(crit.file or "(critical harness)")
+        line = _critical_line(crit, entry["source"])
+        critical_item: dict[str, Any] = {
+            "id": f"critical:{crit.id}",
+            "mutatorName": "CriticalMutant",
+            "replacement": _added_text(crit.diff),
+            "location": {"start": {"line": line, "column": 1}, "end": {"line": line, "column": 1}},
+            "status": CRITICAL_STATUS[crit.verdict],
+            "description": f"critical mutant {crit.id} ({crit.scope}): {crit.why}".strip(),
+            "statusReason": f"harness verdict: {crit.verdict}",
+        }
+        if crit.killed_by:
+            critical_item["killedBy"] = [crit.killed_by]
+        entry["mutants"].append(critical_item)
+    return {
+        "schemaVersion": "1",
+        "thresholds": {"high": high, "low": max(0, high - 20)},
+        "projectRoot": ".",
+        "files": files,
+        "framework": {"name": "mutmut", "version": ev.results.mutmut_version or "unknown"},
+        "config": {"min_score": ev.config.min_score, "scope": ev.results.scope},
+    }
+
+
+def _describe(mutant: MutantRecord) -> str:
+    original = mutant.original or "(nothing)"
+    replacement = mutant.replacement or "(nothing)"
+    return f"{mutant.parsed.qualname}: {original!s} -> {replacement!s} [{mutant.status}]"
+
+
+def _added_text(diff: str) -> str:
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    return "\n".join(line.strip() for line in added)
+
+
+def _critical_line(crit: CriticalMutant, source: str) -> int:
+    """Where the harness's mutant is: its hunk header, else the first removed line found in the file."""
+    diff_lines = crit.diff.splitlines()
+    for index, text in enumerate(diff_lines):
+        header = re.match(r"@@ -(\d+)", text)
+        if header:
+            # context lines before the first change shift the changed line down from the hunk start
+            context = 0
+            for following in diff_lines[index + 1 :]:
+                if following.startswith(("-", "+")):
+                    break
+                context += 1
+            return max(1, int(header.group(1)) + context)
+    removed = [line[1:].strip() for line in diff_lines if line.startswith("-") and line[1:].strip()]
+    for number, text in enumerate(source.splitlines(), start=1):
+        if removed and text.strip() == removed[0]:
+            return number
+    return 1
+
+
+# --- HTML ------------------------------------------------------------------------------------------
+
+_CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}
+h1{font-size:1.4em}table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}pre{margin:0;font-size:12px}code{font-size:12px}
+.status{font-weight:600;padding:0 .4em;border-radius:3px;white-space:nowrap}
+.Killed{background:#d4f4d4}.Survived{background:#f8c9c9}.NoCoverage{background:#fbe3b5}
+.Timeout{background:#d4e4f8}.Ignored{background:#e6e6e6}.CompileError,.RuntimeError{background:#efd9f5}
+.Pending{background:#fff}.verdict-pass{color:#1a7f1a}.verdict-fail{color:#b00020}
+"""
+_JS = """
+document.addEventListener('DOMContentLoaded',function(){
+ var rows=document.querySelectorAll('tr.mutant');
+ document.getElementById('mutant-count').textContent=rows.length+' mutants listed';
+ var box=document.getElementById('only-open');
+ box.addEventListener('change',function(){
+  document.querySelectorAll('tr.mutant').forEach(function(r){
+   r.style.display=(box.checked&&/Killed|Timeout|Ignored/.test(r.dataset.status))?'none':'';});});});
+"""
+
+
+def render_html(ev: Evaluation, report: dict[str, Any]) -> str:
+    e = html.escape
+    counts = Counter(m["status"] for f in report["files"].values() for m in f["mutants"])
+    findings = ev.findings()
+    verdict = (
+        '<p class="verdict-pass" id="verdict">Gate: PASSED</p>'
+        if not findings
+        else f'<p class="verdict-fail" id="verdict">Gate: FAILED ({len(findings)} finding(s))</p>'
+    )
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<title>guard_lib mutation report</title>",
+        f"<style>{_CSS}</style><script>{_JS}</script></head><body>",
+        "<h1>guard_lib mutation report</h1>",
+        verdict,
+        f"<p id='score'>Mutation score: <b>{ev.score:.2f}%</b> "
+        f"(min {ev.config.min_score:g}%; {len(ev.killed)} killed of {ev.counted} counted)</p>",
+        "<table id='totals'><tr><th>status</th><th>mutants</th></tr>",
+        *(
+            f"<tr><td><span class='status {e(s)}'>{e(s)}</span></td><td>{n}</td></tr>"
+            for s, n in sorted(counts.items())
+        ),
+        "</table>",
+        "<p id='mutant-count'></p>",
+        "<label><input type='checkbox' id='only-open'> hide killed, timed-out and ignored mutants</label>",
+    ]
+    if findings:
+        parts.append("<h2>Findings</h2><ul id='findings'>")
+        parts += [f"<li>{e(f)}</li>" for f in findings]
+        parts.append("</ul>")
+    for path, entry in sorted(report["files"].items()):
+        parts.append(f"<h2 class='file'>{e(path)}</h2>")
+        parts.append(
+            "<table class='mutants'><tr><th>status</th><th>mutant</th><th>line</th>"
+            "<th>mutation</th><th>diff</th></tr>"
+        )
+        diffs = _diffs(ev)
+        for m in sorted(entry["mutants"], key=lambda m: (m["location"]["start"]["line"], m["id"])):
+            status = m["status"]
+            reason = f"<br><small>{e(m['statusReason'])}</small>" if m.get("statusReason") else ""
+            parts.append(
+                f"<tr class='mutant' data-status='{e(status)}' id='{e(m['id'])}'>"
+                f"<td><span class='status {e(status)}'>{e(status)}</span>{reason}</td>"
+                f"<td><code>{e(m['id'])}</code></td><td>{m['location']['start']['line']}</td>"
+                f"<td>{e(m.get('description', ''))}</td>"
+                f"<td><pre>{e(diffs.get(m['id'], ''))}</pre></td></tr>"
+            )
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _diffs(ev: Evaluation) -> dict[str, str]:
+    found = {m.name: m.diff for m in ev.results.mutants}
+    found.update({f"critical:{c.id}": c.diff for c in ev.critical or []})
+    return found
+
+
+# --- Markdown --------------------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def render_markdown(ev: Evaluation, *, max_rows: int = 50) -> str:
+    counts = Counter(m.status for m in ev.results.mutants)
+    findings = ev.findings()
+    lines = [
+        "## Mutation testing",
+        "",
+        f"**Gate: {'PASSED' if not findings else 'FAILED'}** · score **{ev.score:.2f}%** "
+        f"(min {ev.config.min_score:g}%) · scope: {ev.results.scope.get('kind', 'full')}",
+        "",
+        "| status | mutants |",
+        "| --- | ---: |",
+        *(f"| {status} | {n} |" for status, n in sorted(counts.items())),
+        f"| equivalent (reviewed) | {len(ev.equivalent_of)} |",
+        f"| **total** | **{len(ev.results.mutants)}** |",
+        "",
+    ]
+    if ev.survivors:
+        lines += ["### Not killed", "", "| mutant | status | where | mutation |", "| --- | --- | --- | --- |"]
+        for m in ev.survivors[:max_rows]:
+            change = f"`{_cell(m.original or '∅')}` → `{_cell(m.replacement or '∅')}`"
+            lines.append(f"| `{m.name}` | {m.status} | {m.file}:{m.line} | {change} |")
+        if len(ev.survivors) > max_rows:
+            lines.append(f"| … {len(ev.survivors) - max_rows} more in the HTML report | | | |")
+        lines.append("")
+    other = [f for f in findings if not any(f.startswith(f"{m.status}: {m.name}") for m in ev.survivors)]
+    if other:
+        lines += ["### Other findings", "", *(f"- {_cell(f)}" for f in other), ""]
+    if ev.critical is not None:
+        lines += [
+            "### Critical mutants (harness)",
+            "",
+            "| id | verdict | file | scope | why |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for c in ev.critical:
+            mark = "✅" if c.verdict == "killed" else "❌"
+            lines.append(f"| `{c.id}` | {mark} {c.verdict} | {c.file} | {_cell(c.scope)} | {_cell(c.why)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mutation_report.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--results", type=Path, default=Path("reports/mutmut-results.json"))
+    parser.add_argument("--config", type=Path, default=Path("mutation_config.toml"))
+    parser.add_argument("--critical", type=Path, help="critical harness JSON to include")
+    parser.add_argument("--json", type=Path, help="write the mutation-testing-elements JSON here")
+    parser.add_argument("--html", type=Path, help="write the standalone HTML page here")
+    parser.add_argument("--markdown", type=Path, help="write the Markdown summary here ('-' for stdout)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not (args.json or args.html or args.markdown):
+        print("mutation report: error: give at least one of --json, --html, --markdown", file=sys.stderr)
+        return 2
+    try:
+        results = load_results(args.results, hint="python scripts/mutation_run.py run")
+        ev = evaluate(
+            results, load_gate_config(args.config), load_critical(args.critical) if args.critical else None
+        )
+    except InputError as exc:
+        print(f"mutation report: error: {exc}", file=sys.stderr)
+        return 2
+    report = schema_report(ev)
+    outputs = [
+        (args.json, json.dumps(report, indent=2, ensure_ascii=False) + "\n"),
+        (args.html, render_html(ev, report)),
+        (args.markdown, render_markdown(ev)),
+    ]
+    for path, text in outputs:
+        if path is None:
+            continue
+        if str(path) == "-":
+            print(text)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

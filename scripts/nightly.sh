@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The nightly mutation sequence in one local command, the same steps as
+# .github/workflows/nightly-mutation.yml (unsharded): mutmut, critical harness, report, gate.
+#   scripts/nightly.sh                      # whole package
+#   scripts/nightly.sh --changed-since main # only functions changed since main
+#   scripts/nightly.sh --override scripts/mutmut_gpu.toml   # on a CUDA host (see docs/mutmut.md)
+# Extra arguments go to `mutation_run.py run`. Exit status is the gate's: 0 pass, 1 findings, 2 bad input.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python}"
+mkdir -p reports
+# a stale mutants/ from another commit or config would mix old verdicts into tonight's
+rm -rf mutants
+
+"$PY" scripts/mutation_run.py run --out reports/mutmut-results.json "$@"
+"$PY" scripts/mutation_run.py survivors --results reports/mutmut-results.json --out reports/survivors.txt
+
+# The harness's own exit status reports its findings; the gate below judges them from the JSON, so
+# go on to write the reports either way.
+harness_status=0
+"$PY" scripts/critical_mutants.py run --json reports/critical.json || harness_status=$?
+echo "critical harness exited with $harness_status"
+
+"$PY" scripts/mutation_report.py --results reports/mutmut-results.json --critical reports/critical.json \
+  --json reports/mutation-report.json --html reports/mutation-report.html --markdown reports/mutation-summary.md
+exec "$PY" scripts/mutation_gate.py --results reports/mutmut-results.json --critical reports/critical.json
