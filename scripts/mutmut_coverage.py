@@ -101,6 +101,12 @@ def pragma_lines(source_lines: list[str]) -> set[int]:
     return ignored
 
 
+def _block_pragma(text: str) -> bool:
+    """mutmut skips the whole statement (a def: the whole function) that this pragma opens."""
+    match = _PRAGMA.search(text)
+    return match is not None and match["tail"].lstrip(": ").split(",", 1)[0].split()[:1] == ["block"]
+
+
 def _skip_reason(node: ast.FunctionDef | ast.AsyncFunctionDef, in_enum: bool) -> str | None:
     decorators = node.decorator_list
     if decorators:
@@ -157,7 +163,9 @@ def analyse_file(path: Path, root: Path, excluded: bool, patterns: Sequence[str]
         in_units.update(range(first, last + 1))
         header_end = node.body[0].lineno - 1 if getattr(node, "body", None) else node.lineno  # type: ignore[attr-defined]
         body = _code_lines(lines, header_end + 1, last, _docstring_lines(node))
-        why = "file excluded by do_not_mutate" if excluded and reason is None else reason
+        pragma = _block_pragma(lines[node.lineno - 1])  # type: ignore[attr-defined]
+        skip = "# pragma: no mutate block" if reason is None and pragma else reason
+        why = "file excluded by do_not_mutate" if excluded and skip is None else skip
         blocked = body & ignored
         report.units.append(Unit(rel, qualname, node.lineno, len(body), why, len(blocked)))  # type: ignore[attr-defined]
     module_lines = _code_lines(lines, 1, len(lines), in_units | _docstring_lines(tree))
