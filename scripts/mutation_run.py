@@ -339,11 +339,36 @@ def _install_override() -> None:
     configuration.reset_config()
 
 
+def _run_fastest_tests_first_in_forkserver() -> None:
+    """Give the fork server's workers a mutant's tests fastest first, as mutmut's fork runner does.
+
+    mutmut 3.8's ``ForkRunner`` sorts a mutant's tests by their stats-pass duration before ``pytest -x``,
+    so the cheapest failing test kills the mutant; ``ForkServerRunner.submit`` passes them in set order
+    (random from run to run), so a mutant could first meet the hypothesis state machine, which shrinks a
+    failure for longer than mutmut's wall timeout: a "timeout" verdict, slower, and different from the
+    fork run's "killed". Sorting here (by duration, then name) restores the fork runner's order.
+    """
+    from mutmut.state import state
+    from mutmut.workers.isolation import ForkServerRunner
+
+    submit = ForkServerRunner.submit
+
+    def fastest_first(
+        self: ForkServerRunner, mutant_name: str, tests: list[str], cpu_time_limit: int, estimated_time: float
+    ) -> None:
+        durations = state().duration_by_test
+        ordered = sorted(tests, key=lambda test: (durations.get(test, 0.0), test))
+        submit(self, mutant_name, ordered, cpu_time_limit, estimated_time)
+
+    ForkServerRunner.submit = fastest_first  # type: ignore[method-assign]
+
+
 def _prepare_child_process() -> None:
     # this script's directory must not shadow anything the tests import
     script_dir = str(SCRIPT.parent)
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(script_dir)]
     _install_override()
+    _run_fastest_tests_first_in_forkserver()
 
 
 def child_mutmut(argv: list[str]) -> int:

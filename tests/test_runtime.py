@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 from conftest import cuda_device_count
@@ -146,8 +147,11 @@ def test_cuda_runtime_names_errors() -> None:
     assert cuda.error_name(4242) == "cudaError(4242)"
 
 
-@pytest.mark.skipif(cuda_device_count() > 0, reason="a CUDA device is present on this machine")
 def test_guard_without_a_driver_says_so() -> None:
+    # Asked here, not in a skipif at import: collecting this module must make no CUDA call (a mutmut fork
+    # server that collects would otherwise initialise CUDA and hand a dead context to every worker).
+    if cuda_device_count() > 0:
+        pytest.skip("a CUDA device is present on this machine")
     error = refusal(DeviceGuard.create(0, runtime=CudaRuntime()))
     assert "no CUDA driver or device was found" in str(error)
     assert error.code_name in {"cudaErrorInsufficientDriver", "cudaErrorNoDevice"}
@@ -158,6 +162,17 @@ def test_importing_guard_lib_makes_no_cuda_call() -> None:
     code = "import sys, guard_lib; print('cuda.bindings.runtime' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_collecting_the_suite_makes_no_cuda_call() -> None:
+    # scripts/mutmut_gpu.toml's fork server collects the suite before it forks mutmut's workers; a CUDA
+    # call during collection would initialise CUDA there and leave every worker a dead context.
+    tests = Path(__file__).parent
+    args = ["--collect-only", "-q", "-p", "no:cacheprovider", str(tests)]
+    args += [f"--ignore={tests / 'harness'}", f"--ignore={tests / 'mutation'}"]
+    code = f"import sys, pytest; pytest.main({args!r}); print('cuda.bindings.runtime' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stdout
 
 
 # The default runtime
