@@ -42,18 +42,34 @@ def _emit(record: dict[str, object]) -> None:
         handle.write(json.dumps(record) + "\n")
 
 
-def _watch_parent(parent: int) -> None:
-    while True:
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
+
+
+def _watch_harness(harness: int) -> None:
+    while _alive(harness):
         time.sleep(0.5)
-        if os.getppid() != parent:
-            os._exit(_ORPHAN_EXIT)
+    os._exit(_ORPHAN_EXIT)
 
 
 def start_watchdog() -> None:
-    """End this process once the harness that started it is gone (not for grandchildren)."""
-    parent = os.environ.get(PARENT_ENV, "")
-    if parent.isdigit() and os.getppid() == int(parent):
-        threading.Thread(target=_watch_parent, args=(int(parent),), daemon=True).start()
+    """End this process once the harness that started it is gone.
+
+    Watching the harness itself, not this process's parent, also covers a harness killed before this
+    process got this far: its parent is then already someone else, and it must not run on alone.
+    """
+    harness = os.environ.get(PARENT_ENV, "")
+    if not harness.isdigit():
+        return
+    if not _alive(int(harness)):
+        os._exit(_ORPHAN_EXIT)
+    threading.Thread(target=_watch_harness, args=(int(harness),), daemon=True).start()
 
 
 def _last_error_line(text: str) -> str:
