@@ -99,6 +99,30 @@ def empty_loop(n: int) -> None:
         pass
 
 
+class _NothingGuard:
+    """The cheapest context manager Python allows: construction, __enter__ and __exit__ doing nothing."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __enter__(self) -> _NothingGuard:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+
+def nothing_loop(target: int) -> Loop:
+    def run(n: int) -> None:
+        for _ in range(n):
+            with _NothingGuard(target):
+                pass
+
+    return run
+
+
 def foreign_loops(target: int) -> dict[str, Loop]:
     """The other libraries' own ways of borrowing a device, where they import."""
     loops: dict[str, Loop] = {}
@@ -166,6 +190,20 @@ def _time(loop: Loop, iterations: int) -> float:
     return (time.perf_counter_ns() - start) / iterations
 
 
+def profile(loops: dict[str, Loop], case: str, iterations: int) -> int:
+    """cProfile one case, to see where its time goes beyond the floor."""
+    import cProfile
+    import pstats
+
+    if case not in loops:
+        print(f"bench_guard: --profile {case!r}: expected one of {', '.join(loops)}", file=sys.stderr)
+        return 2
+    profiler = cProfile.Profile()
+    profiler.runcall(loops[case], iterations)
+    pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(12)
+    return 0
+
+
 def make_runtime(name: str) -> DeviceRuntime:
     if name == "simulated":
         return SimulatedRuntime(device_count=2)
@@ -205,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds; the median is reported")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--check", action="store_true", help="exit 1 when a goal is missed")
+    parser.add_argument("--profile", metavar="CASE", help="cProfile one case instead of timing all")
     args = parser.parse_args(argv)
     if args.iterations < 1 or args.rounds < 1:
         parser.error("--iterations and --rounds must be >= 1")
@@ -224,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.runtime == "cuda":
         loops.update(foreign_loops(target))
+    # Not a guard: the cost of any pure-Python `with` block, the part no Python guard can shed.
+    loops["(reference) empty Python with-block"] = nothing_loop(target)
+    if args.profile:
+        return profile(loops, args.profile, args.iterations)
     ns = measure(loops, args.iterations, args.rounds)
     floor = ns["floor"] or 1e-9
 
