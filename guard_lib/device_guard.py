@@ -12,7 +12,7 @@ import logging
 import operator
 import warnings
 from threading import get_ident
-from typing import Any
+from typing import Any, TypeVar
 
 from . import cuda_errors
 from .errors import GuardError, GuardTypeError
@@ -22,6 +22,8 @@ from .runtime import DeviceRuntime, get_runtime
 __all__ = ["DeviceGuard", "device"]
 
 logger = logging.getLogger("guard_lib")
+
+_B = TypeVar("_B", bound="_Borrow")
 
 # Bound at import: a finaliser that runs at interpreter shutdown may find module globals already cleared.
 _warn = warnings.warn
@@ -73,45 +75,56 @@ def _restore(runtime: DeviceRuntime, original: int, selected: int) -> None:
 class _Borrow:
     """What ``DeviceGuard`` and ``device`` share: the selection, and the restore that undoes it."""
 
-    __slots__ = ("_current", "_original", "_restored", "_runtime", "_thread")
+    __slots__ = ("_current", "_index", "_original", "_requested_runtime", "_restored", "_runtime", "_thread")
+    _index: object
+    _requested_runtime: DeviceRuntime | None
     _runtime: DeviceRuntime
     _original: int
     _current: int
     _thread: int
     _restored: bool
 
-    def _select(self, device_index: object, runtime: DeviceRuntime | None) -> GuardError | None:
-        """Select the device and record what to restore; the refusal, or None once selected."""
-        if type(device_index) is not int:
-            converted = _as_int(device_index)
+    def _enter(self: _B) -> _B:
+        """Select ``_index`` on this thread and record what to restore; raise GuardError if refused.
+
+        ``device`` uses it as its ``__enter__`` as it stands, so a ``with`` block costs no extra call.
+        """
+        if not self._restored:
+            raise GuardError(
+                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
+                device_index=self._current,
+            )
+        requested = self._index
+        if type(requested) is int:
+            index = requested
+        else:
+            converted = _as_int(requested)
             if isinstance(converted, GuardError):
-                return converted
-            device_index = converted
-        index: int = device_index
+                raise converted
+            index = converted
         if index < 0:
             # Refused rather than passed on: some runtimes read a negative index as "leave the device
             # alone", which would hand the caller a guard that selected nothing.
-            return GuardError(
-                f"cannot select CUDA device {index}: a device index is >= 0", device_index=index
-            )
+            raise GuardError(f"cannot select CUDA device {index}: a device index is >= 0", device_index=index)
+        runtime = self._requested_runtime
         if runtime is None:
             runtime = get_runtime()
         code, original = runtime.get_device()
         if code:
-            return _cuda_error(runtime, "cannot read the current CUDA device", index, code)
+            raise _cuda_error(runtime, "cannot read the current CUDA device", index, code)
         if index != original:
             (code,) = runtime.set_device(index)
             if code:
                 # Put the caller's device back because of what was asked for, not because the switch
                 # reported success: a failed selection can still move the thread once an error is pending.
                 _restore(runtime, original, index)
-                return _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
         self._runtime = runtime
         self._original = original
         self._current = index
         self._thread = get_ident()
         self._restored = False
-        return None
+        return self
 
     @property
     def original_device(self) -> int:
@@ -171,9 +184,12 @@ class DeviceGuard(_Borrow):
         Never raises for a CUDA failure or a refused index: those come back as ``Err(GuardError)``.
         """
         guard = object.__new__(cls)
+        guard._index = device_index
+        guard._requested_runtime = runtime
         guard._restored = True  # until something is selected, there is nothing to owe
-        error = guard._select(device_index, runtime)
-        if error is not None:
+        try:
+            guard._enter()
+        except GuardError as error:
             return Err(error)
         return Ok(guard)
 
@@ -225,20 +241,11 @@ class device(_Borrow):
     again. ``borrow.original_device`` and ``borrow.current_device`` are there once entered.
     """
 
-    __slots__ = ("_index", "_requested_runtime")
+    __slots__ = ()
 
     def __init__(self, device_index: int, *, runtime: DeviceRuntime | None = None) -> None:
         self._index = device_index
         self._requested_runtime = runtime
         self._restored = True
 
-    def __enter__(self) -> device:
-        if not self._restored:
-            raise GuardError(
-                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
-                device_index=self._current,
-            )
-        error = self._select(self._index, self._requested_runtime)
-        if error is not None:
-            raise error
-        return self
+    __enter__ = _Borrow._enter
