@@ -9,6 +9,8 @@ out="${1:-reports/gpu}"
 mkdir -p "$out"
 PY="${PYTHON:-python3}"
 export PYTHONUNBUFFERED=1
+# This checkout's guard_lib, not whatever copy an earlier install left on the path, is what gets measured.
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 status=0
 step() {  # step NAME COMMAND...: run, keep its output, remember the first failure
     local name=$1; shift
@@ -40,6 +42,8 @@ PY
 step suite "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite.xml"
 step critical-cuda "$PY" scripts/critical_mutants.py run --runtime cuda --json "$out/critical-cuda.json"
 step bench-same "$PY" scripts/bench_guard.py --runtime cuda --path same --json "$out/bench-cuda-same.json"
+step bench-simulated "$PY" scripts/bench_guard.py --runtime simulated --json "$out/bench-simulated-same.json"
+step profile-device "$PY" scripts/bench_guard.py --runtime cuda --profile guard_lib.device --iterations 200000
 if "$PY" -c "from cuda.bindings import runtime as r; raise SystemExit(r.cudaGetDeviceCount()[1] < 2)"; then
     step bench-switch "$PY" scripts/bench_guard.py --runtime cuda --path switch --json "$out/bench-cuda-switch.json"
 fi
