@@ -44,6 +44,7 @@ step critical-cuda "$PY" scripts/critical_mutants.py run --runtime cuda --json "
 step bench-same "$PY" scripts/bench_guard.py --runtime cuda --path same --json "$out/bench-cuda-same.json"
 step bench-simulated "$PY" scripts/bench_guard.py --runtime simulated --json "$out/bench-simulated-same.json"
 step profile-device "$PY" scripts/bench_guard.py --runtime cuda --profile guard_lib.device --iterations 200000
+step context-probe "$PY" scripts/context_probe.py --json "$out/context-probe.json"
 if "$PY" -c "from cuda.bindings import runtime as r; raise SystemExit(r.cudaGetDeviceCount()[1] < 2)"; then
     step bench-switch "$PY" scripts/bench_guard.py --runtime cuda --path switch --json "$out/bench-cuda-switch.json"
 fi
