@@ -115,9 +115,13 @@ class _Borrow:
         if index != original:
             (code,) = runtime.set_device(index)
             if code:
-                # Put the caller's device back because of what was asked for, not because the switch
-                # reported success: a failed selection can still move the thread once an error is pending.
-                _restore(runtime, original, index)
+                # The switch's result decides nothing: a failed selection can still move the thread once
+                # an error is pending on the device, so look where the thread is. Restoring only when it
+                # moved, or cannot be read, also keeps a refusal from creating a context on the caller's
+                # device, which cudaSetDevice does from CUDA 12 on.
+                read, now = runtime.get_device()
+                if read or now != original:
+                    _restore(runtime, original, index)
                 raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
         self._runtime = runtime
         self._original = original

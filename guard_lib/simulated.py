@@ -41,8 +41,9 @@ class SimulatedRuntime:
 
     ``calls`` is the calling thread's log of ``(op, args)``. ``fail_next(op, code)`` makes the next call
     of ``op``, on whichever thread comes first, fail with ``code``; ``moves_to`` makes a failing
-    ``set_device`` move the thread all the same. ``contexts`` holds the devices on which a selection
-    created a primary context, as ``cudaSetDevice`` does from CUDA 12 on.
+    ``set_device`` move the thread all the same. ``contexts`` holds the devices that have a primary
+    context: none at first, as in a fresh process, and each device a selection lands on, since
+    ``cudaSetDevice`` creates the context from CUDA 12 on.
     """
 
     __slots__ = ("_device_count", "_faults", "_lock", "_state", "contexts")
@@ -106,6 +107,7 @@ class SimulatedRuntime:
         if fault is not None:
             if fault.moves_to is not None:
                 state.device = fault.moves_to
+                self.contexts.add(fault.moves_to)
             return (self._fail(fault.code),)
         if not 0 <= index < self._device_count:
             return (self._fail(cuda_errors.INVALID_DEVICE),)

@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import SIMULATED_DEVICES
 from support import clear_calls, current, device_count, refusal, select
 
 from guard_lib import DeviceGuard, Err, GuardError, GuardTypeError, Ok, device
@@ -173,7 +174,7 @@ def test_failed_switch_that_moved_the_thread_is_put_back(sim: SimulatedRuntime) 
     sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=2)
     result = DeviceGuard.create(2, runtime=sim)
     assert current(sim) == 0
-    assert sim.calls == [("get_device", ()), ("set_device", (2,)), ("set_device", (0,))]
+    assert sim.calls == [("get_device", ()), ("set_device", (2,)), ("get_device", ()), ("set_device", (0,))]
     error = refusal(result)
     assert (error.code, error.code_name) == (LAUNCH_FAILURE, "cudaErrorLaunchFailure")
     assert sim.peek_at_last_error() == (0,)
@@ -184,6 +185,46 @@ def test_device_context_puts_back_a_failed_switch_that_moved(sim: SimulatedRunti
     with pytest.raises(GuardError, match="cudaErrorLaunchFailure"), device(3, runtime=sim):
         pass
     assert current(sim) == 0
+
+
+class _FailsSecondRead(SimulatedRuntime):
+    """A runtime whose second cudaGetDevice, the read after a failed switch, fails and answers an index
+    that means nothing, yet looks like the caller's device."""
+
+    __slots__ = ("_reads",)
+
+    def __init__(self) -> None:
+        super().__init__(device_count=4)
+        self._reads = 0
+
+    def get_device(self) -> tuple[int, int | None]:
+        self._reads += 1
+        answer = super().get_device()
+        return (LAUNCH_FAILURE, 0) if self._reads == 2 else answer
+
+
+def test_failed_switch_is_put_back_when_the_device_cannot_be_read() -> None:
+    sim = _FailsSecondRead()
+    sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=3)
+    assert DeviceGuard.create(3, runtime=sim).is_err()
+    assert current(sim) == 0
+    assert sim.calls[-1] == ("set_device", (0,))
+
+
+# Restoring must not create a CUDA context on a device that had none (cudaSetDevice creates one, CUDA 12+).
+
+
+def test_refused_selection_creates_no_context_on_the_callers_device(sim: SimulatedRuntime) -> None:
+    assert refusal(DeviceGuard.create(SIMULATED_DEVICES, runtime=sim)).code == INVALID_DEVICE
+    assert sim.contexts == set()
+    assert [call for call in sim.calls if call[0] == "set_device"] == [("set_device", (SIMULATED_DEVICES,))]
+    assert current(sim) == 0
+
+
+def test_borrow_of_the_current_device_creates_no_context(sim: SimulatedRuntime) -> None:
+    with device(0, runtime=sim), DeviceGuard.create(0, runtime=sim).unwrap():
+        pass
+    assert sim.contexts == set()
 
 
 # f. A failed restore is logged, and never raised over the body's exception.

@@ -78,6 +78,7 @@ def test_failing_set_can_still_move_the_thread() -> None:
     sim.fail_next("set_device", LAUNCH_FAILURE)
     assert sim.set_device(1) == (LAUNCH_FAILURE,)
     assert sim.current_device == 3
+    assert sim.contexts == {3}
     assert sim.set_device(1) == (LAUNCH_FAILURE,)
     assert sim.current_device == 3
     assert sim.set_device(1) == (0,)
