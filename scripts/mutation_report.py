@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mutation_common import InputError, MutantRecord, load_gate_config, load_results, natural_key
+from mutation_common import InputError, MutantRecord, load_gate_config, load_results, natural_key, read_toml
 from mutation_gate import CriticalMutant, Evaluation, evaluate, load_critical
+from mutmut_coverage import analyse
 
 # mutmut status -> mutation-testing-elements status
 SCHEMA_STATUS = {
@@ -168,7 +169,23 @@ document.addEventListener('DOMContentLoaded',function(){
 """
 
 
-def render_html(ev: Evaluation, report: dict[str, Any]) -> str:
+def visibility(pyproject: Path) -> str | None:
+    """One line on how much of the package mutmut can mutate at all (the rest is the harness's to cover)."""
+    if not pyproject.is_file():
+        return None
+    config = read_toml(pyproject).get("tool", {}).get("mutmut", {})
+    paths = [Path(p) for p in config.get("source_paths", [])]
+    if not paths or not all(p.exists() for p in paths):
+        return None
+    seen = analyse(paths, config, Path.cwd())
+    return (
+        f"mutmut saw {seen['visible_lines']} of {seen['function_body_lines']} function-body lines "
+        f"({100 * seen['visible_fraction']:.1f}%); the critical harness holds the mutants for the critical "
+        "lines among the rest, which `python scripts/mutmut_coverage.py` lists."
+    )
+
+
+def render_html(ev: Evaluation, report: dict[str, Any], seen: str | None = None) -> str:
     e = html.escape
     counts = Counter(m["status"] for f in report["files"].values() for m in f["mutants"])
     findings = ev.findings()
@@ -191,6 +208,7 @@ def render_html(ev: Evaluation, report: dict[str, Any]) -> str:
             for s, n in sorted(counts.items())
         ),
         "</table>",
+        *([f"<p id='visibility'>{e(seen)}</p>"] if seen else []),
         "<p id='mutant-count'></p>",
         "<label><input type='checkbox' id='only-open'> hide killed, timed-out and ignored mutants</label>",
     ]
@@ -233,7 +251,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", "<br>")
 
 
-def render_markdown(ev: Evaluation, *, max_rows: int = 50) -> str:
+def render_markdown(ev: Evaluation, *, max_rows: int = 50, seen: str | None = None) -> str:
     counts = Counter(m.status for m in ev.results.mutants)
     findings = ev.findings()
     lines = [
@@ -248,6 +266,7 @@ def render_markdown(ev: Evaluation, *, max_rows: int = 50) -> str:
         f"| equivalent (reviewed) | {len(ev.equivalent_of)} |",
         f"| **total** | **{len(ev.results.mutants)}** |",
         "",
+        *([seen, ""] if seen else []),
     ]
     if ev.survivors:
         lines += ["### Not killed", "", "| mutant | status | where | mutation |", "| --- | --- | --- | --- |"]
@@ -284,6 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, help="write the mutation-testing-elements JSON here")
     parser.add_argument("--html", type=Path, help="write the standalone HTML page here")
     parser.add_argument("--markdown", type=Path, help="write the Markdown summary here ('-' for stdout)")
+    parser.add_argument(
+        "--pyproject",
+        type=Path,
+        default=Path("pyproject.toml"),
+        help="its [tool.mutmut] says what mutmut saw",
+    )
     return parser
 
 
@@ -297,14 +322,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ev = evaluate(
             results, load_gate_config(args.config), load_critical(args.critical) if args.critical else None
         )
+        seen = visibility(args.pyproject)
     except InputError as exc:
         print(f"mutation report: error: {exc}", file=sys.stderr)
         return 2
     report = schema_report(ev)
     outputs = [
         (args.json, json.dumps(report, indent=2, ensure_ascii=False) + "\n"),
-        (args.html, render_html(ev, report)),
-        (args.markdown, render_markdown(ev)),
+        (args.html, render_html(ev, report, seen)),
+        (args.markdown, render_markdown(ev, seen=seen)),
     ]
     for path, text in outputs:
         if path is None:
