@@ -37,7 +37,7 @@ def stream_handle(stream: Any) -> int:
     protocol = getattr(stream, "__cuda_stream__", None)
     if protocol is None:
         raise TypeError(f"{type(stream).__name__} is not a CUDA stream: it has no __cuda_stream__")
-    # The protocol is a method returning (version, handle); some older objects expose the tuple itself.
+    # The protocol is a method returning (version, handle); an attribute holding that tuple is taken too.
     _version, handle = protocol() if callable(protocol) else protocol
     return int(handle)
 

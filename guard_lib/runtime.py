@@ -24,6 +24,7 @@ __all__ = [
     "DeviceRuntime",
     "SimulatedRuntime",
     "get_runtime",
+    "runtime_from_spec",
     "use_runtime",
 ]
 

@@ -6,6 +6,7 @@ a machine that only has the exported JSON (a CI job that downloaded shard artifa
 
 from __future__ import annotations
 
+import argparse
 import ast
 import hashlib
 import json
@@ -506,3 +507,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"{path}: cannot parse TOML: {exc}") from exc
+
+
+def add_input_arguments(parser: argparse.ArgumentParser, *, critical_help: str) -> None:
+    """The inputs the gate and the report both read: mutmut's results, the config, the harness's JSON."""
+    parser.add_argument("--results", type=Path, default=Path("reports/mutmut-results.json"))
+    parser.add_argument("--config", type=Path, default=Path("mutation_config.toml"))
+    parser.add_argument("--critical", type=Path, help=critical_help)

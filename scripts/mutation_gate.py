@@ -34,6 +34,7 @@ from mutation_common import (
     InputError,
     MutantRecord,
     Results,
+    add_input_arguments,
     diff_sides,
     equivalent_matches,
     load_gate_config,
@@ -212,9 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mutation_gate.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--results", type=Path, default=Path("reports/mutmut-results.json"))
-    parser.add_argument("--config", type=Path, default=Path("mutation_config.toml"))
-    parser.add_argument("--critical", type=Path, help="critical harness JSON; any verdict but killed fails")
+    add_input_arguments(parser, critical_help="critical harness JSON; any verdict but killed fails")
     parser.add_argument("--json", type=Path, help="also write the decision as JSON here")
     return parser
 

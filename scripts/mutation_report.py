@@ -22,7 +22,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mutation_common import InputError, MutantRecord, load_gate_config, load_results, natural_key, read_toml
+from mutation_common import (
+    InputError,
+    MutantRecord,
+    add_input_arguments,
+    load_gate_config,
+    load_results,
+    natural_key,
+    read_toml,
+)
 from mutation_gate import CriticalMutant, Evaluation, evaluate, load_critical
 from mutmut_coverage import analyse
 
@@ -297,9 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mutation_report.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--results", type=Path, default=Path("reports/mutmut-results.json"))
-    parser.add_argument("--config", type=Path, default=Path("mutation_config.toml"))
-    parser.add_argument("--critical", type=Path, help="critical harness JSON to include")
+    add_input_arguments(parser, critical_help="critical harness JSON to include")
     parser.add_argument("--json", type=Path, help="write the mutation-testing-elements JSON here")
     parser.add_argument("--html", type=Path, help="write the standalone HTML page here")
     parser.add_argument("--markdown", type=Path, help="write the Markdown summary here ('-' for stdout)")

@@ -192,8 +192,9 @@ def test_default_is_the_cuda_runtime() -> None:
 
 
 @pytest.mark.usefixtures("fresh_default")
-def test_racing_initialisers_share_one_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The second of two threads that both found no default must take the first one's, not build another.
+def test_initialiser_keeps_a_default_set_while_it_waited(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Of two threads that both found no default, the second, once it has the lock, must take the first
+    # one's default rather than build another.
     first = SimulatedRuntime()
     monkeypatch.setattr(runtime_module, "_default", first)
     assert runtime_module._init_default() is first
