@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-import logging
-
 from . import runtime
 from .caller_stream import CallerStreamGuard, get_caller_stream, stream_handle
 from .device_guard import DeviceGuard, device
@@ -37,5 +35,3 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
-
-logging.getLogger("guard_lib").addHandler(logging.NullHandler())

@@ -7,6 +7,7 @@ held in a context variable: each thread and each asyncio task sees only its own.
 
 from __future__ import annotations
 
+import contextlib
 from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Final
@@ -64,8 +65,19 @@ class CallerStreamGuard:
             raise GuardError(
                 "this CallerStreamGuard is already active; it is not reentrant", device_index=None
             )
-        self._token = _CALLER_STREAM.set(self._stream)
-        return self
+        previous = _CALLER_STREAM.get()
+        try:
+            self._token = _CALLER_STREAM.set(self._stream)
+            return self
+        except BaseException:  # only an interrupt gets here
+            # Interrupted before the with block began, so __exit__ will never run: undo the selection,
+            # whether or not its token was stored.
+            token, self._token = self._token, None
+            if token is None:
+                _CALLER_STREAM.set(previous)
+            else:
+                _CALLER_STREAM.reset(token)
+            raise
 
     def __exit__(
         self,
@@ -73,11 +85,26 @@ class CallerStreamGuard:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        token = self._token
-        if token is None:
-            raise GuardError("this CallerStreamGuard was exited without being entered", device_index=None)
-        self._token = None
-        _CALLER_STREAM.reset(token)
+        try:
+            token = self._token
+            if token is None:
+                raise GuardError("this CallerStreamGuard was exited without being entered", device_index=None)
+            _CALLER_STREAM.reset(token)
+            self._token = None
+        except GuardError:
+            raise
+        except ValueError:
+            raise GuardError(
+                "this CallerStreamGuard was entered in another thread or task; exit it there",
+                device_index=None,
+            ) from None
+        except BaseException:  # only an interrupt gets here
+            # Interrupted around the reset: finish it; a token already used refuses a second reset.
+            token, self._token = self._token, None
+            if token is not None:
+                with contextlib.suppress(RuntimeError):
+                    _CALLER_STREAM.reset(token)
+            raise
 
     def __copy__(self) -> Any:
         raise TypeError("a CallerStreamGuard cannot be copied")

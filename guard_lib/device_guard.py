@@ -62,6 +62,8 @@ def _cuda_error(runtime: DeviceRuntime, what: str, index: int, code: int) -> Gua
 def _restore(runtime: DeviceRuntime, original: int, selected: int) -> None:
     (code,) = runtime.set_device(original)
     if code:
+        # Like a refusal, a failed restore is reported here; the next backend must not trip over it.
+        runtime.get_last_error()
         logger.error(
             "could not restore CUDA device %d after selecting device %d: %s; "
             "this thread may still be on device %d",
@@ -73,7 +75,13 @@ def _restore(runtime: DeviceRuntime, original: int, selected: int) -> None:
 
 
 class _Borrow:
-    """What ``DeviceGuard`` and ``device`` share: the selection, and the restore that undoes it."""
+    """What ``DeviceGuard`` and ``device`` share: the selection, and the restore that undoes it.
+
+    Interrupts: a KeyboardInterrupt can land between any two instructions. The debt (``_restored`` false)
+    is recorded before the switch, and every step that could leave the thread moved with nobody holding
+    the debt settles it on any exception: it looks where the thread is and puts back only a moved one, so
+    an interrupted restore is never repeated.
+    """
 
     __slots__ = ("_current", "_index", "_original", "_requested_runtime", "_restored", "_runtime", "_thread")
     _index: object
@@ -112,23 +120,41 @@ class _Borrow:
         code, original = runtime.get_device()
         if code:
             raise _cuda_error(runtime, "cannot read the current CUDA device", index, code)
-        if index != original:
-            (code,) = runtime.set_device(index)
-            if code:
-                # The switch's result decides nothing: a failed selection can still move the thread once
-                # an error is pending on the device, so look where the thread is. Restoring only when it
-                # moved, or cannot be read, also keeps a refusal from creating a context on the caller's
-                # device, which cudaSetDevice does from CUDA 12 on.
-                read, now = runtime.get_device()
-                if read or now != original:
-                    _restore(runtime, original, index)
-                raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
         self._runtime = runtime
         self._original = original
         self._current = index
         self._thread = get_ident()
-        self._restored = False
-        return self
+        if index == original:
+            self._restored = False
+            return self
+        try:
+            # The restore is owed from the request, not from the switch's success: a failed selection can
+            # still move the thread once an error is pending on the device.
+            self._restored = False
+            (code,) = runtime.set_device(index)
+            if code:
+                raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+            return self
+        except BaseException:
+            # Refused, or interrupted before the caller could hold the debt: pay it here. Settling looks
+            # where the thread is rather than trusting the code, and puts back only a moved thread, which
+            # also keeps a refusal from creating a context on the caller's device (cudaSetDevice does
+            # that from CUDA 12 on).
+            self._settle()
+            raise
+
+    def _settle(self) -> None:
+        """Pay the debt now: put back a thread that is not on the original device, then mark it paid.
+
+        Only on the owning thread: another thread's device is not this guard's to touch.
+        """
+        if self._restored or self._thread != get_ident():
+            return
+        runtime = self._runtime
+        read, now = runtime.get_device()
+        if read or now != self._original:
+            _restore(runtime, self._original, self._current)
+        self._restored = True
 
     @property
     def original_device(self) -> int:
@@ -145,17 +171,22 @@ class _Borrow:
 
         Also the ``__exit__`` of both context managers, so leaving a ``with`` block costs one call.
         """
-        if self._restored:
-            return
-        if self._thread != get_ident():
-            raise GuardError(
-                f"a DeviceGuard for CUDA device {self._current} belongs to the thread that created it; "
-                "CUDA's current device is per thread, so it cannot be restored from another",
-                device_index=self._current,
-            )
-        self._restored = True
-        if self._current != self._original:
-            _restore(self._runtime, self._original, self._current)
+        try:
+            if self._restored:
+                return
+            if self._thread != get_ident():
+                raise GuardError(
+                    f"a DeviceGuard for CUDA device {self._current} belongs to the thread that created it; "
+                    "CUDA's current device is per thread, so it cannot be restored from another",
+                    device_index=self._current,
+                )
+            if self._current != self._original:
+                _restore(self._runtime, self._original, self._current)
+            self._restored = True
+        except BaseException:
+            # Interrupted around the restore: finish it without repeating one that already happened.
+            self._settle()
+            raise
 
     __exit__ = close
 
@@ -188,14 +219,28 @@ class DeviceGuard(_Borrow):
         Never raises for a CUDA failure or a refused index: those come back as ``Err(GuardError)``.
         """
         guard = object.__new__(cls)
+        guard._restored = True  # until something is selected, there is nothing to owe
         guard._index = device_index
         guard._requested_runtime = runtime
-        guard._restored = True  # until something is selected, there is nothing to owe
+        outcome: Ok[DeviceGuard] | Err | None = None
         try:
-            guard._enter()
-        except GuardError as error:
-            return Err(error)
-        return Ok(guard)
+            # The outcome is built here, field by field, rather than by its __init__: an interrupt
+            # anywhere in between finds it in ``outcome`` and silences it, since nobody received it.
+            try:
+                guard._enter()
+                outcome = object.__new__(Ok)
+                outcome._value = guard
+            except GuardError as error:
+                outcome = object.__new__(Err)
+                outcome._error = error
+            outcome._checked = False
+            return outcome
+        except BaseException:  # only an interrupt gets here
+            # The caller never received the guard, so it cannot restore: do it here.
+            if outcome is not None:
+                outcome._checked = True
+            guard._settle()
+            raise
 
     def take(self) -> DeviceGuard:
         """Hand the borrow to a new guard, which alone restores; this one is left looking restored."""
@@ -204,16 +249,31 @@ class DeviceGuard(_Borrow):
                 f"cannot take over a DeviceGuard for CUDA device {self._current}: it was closed or taken",
                 device_index=self._current,
             )
+        if self._thread != get_ident():
+            raise GuardError(
+                f"cannot take over a DeviceGuard for CUDA device {self._current} from another thread: "
+                "only the thread that created it can restore its device",
+                device_index=self._current,
+            )
         taker = object.__new__(DeviceGuard)
+        taker._restored = True
         taker._runtime = self._runtime
         taker._original = self._original
         taker._current = self._current
         taker._thread = self._thread
-        taker._restored = False
-        # Without this, both guards would put the device back, the second undoing whatever the thread
-        # selected in between.
-        self._restored = True
-        return taker
+        try:
+            # The taker owes before this one stops owing, so at no instant does nobody owe. Without the
+            # second line both guards would put the device back, the second undoing whatever the thread
+            # selected in between.
+            taker._restored = False
+            self._restored = True
+            return taker
+        except BaseException:  # only an interrupt gets here
+            # The caller never received the taker: the debt stays with this guard.
+            if not taker._restored:
+                self._restored = False
+                taker._restored = True
+            raise
 
     def __enter__(self) -> DeviceGuard:
         return self
@@ -226,8 +286,8 @@ class DeviceGuard(_Borrow):
     # warning points at; the critical harness mutates it instead.
     def __del__(self) -> None:  # pragma: no mutate block
         # No restore here: the collector may run this on any thread, and restoring there would move that
-        # thread's device instead of the owner's.
-        if not self._restored:
+        # thread's device instead of the owner's. A guard whose set-up was interrupted owes nothing.
+        if not getattr(self, "_restored", True):
             _warn(
                 f"DeviceGuard for CUDA device {self._current} was garbage-collected without close(); "
                 f"device {self._original} was never restored",

@@ -27,7 +27,8 @@ class _Outcome:
     # mutmut would put its trampoline between the collector and this finaliser, moving the frame the
     # warning points at; the critical harness mutates it instead.
     def __del__(self) -> None:  # pragma: no mutate block
-        if not self._checked:
+        # An outcome whose __init__ was interrupted was never handed to anyone to check.
+        if not getattr(self, "_checked", True):
             _warn(f"{self!r} was dropped without being checked", UncheckedResultWarning, stacklevel=2)
 
 

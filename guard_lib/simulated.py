@@ -22,11 +22,12 @@ Call = tuple[str, tuple[int, ...]]
 
 
 class _Fault:
-    __slots__ = ("code", "moves_to")
+    __slots__ = ("code", "moves_to", "raises")
 
-    def __init__(self, code: int, moves_to: int | None) -> None:
+    def __init__(self, code: int, moves_to: int | None, raises: BaseException | None = None) -> None:
         self.code = code
         self.moves_to = moves_to
+        self.raises = raises
 
 
 class _ThreadState(threading.local):
@@ -41,9 +42,10 @@ class SimulatedRuntime:
 
     ``calls`` is the calling thread's log of ``(op, args)``. ``fail_next(op, code)`` makes the next call
     of ``op``, on whichever thread comes first, fail with ``code``; ``moves_to`` makes a failing
-    ``set_device`` move the thread all the same. ``contexts`` holds the devices that have a primary
-    context: none at first, as in a fresh process, and each device a selection lands on, since
-    ``cudaSetDevice`` creates the context from CUDA 12 on.
+    ``set_device`` move the thread all the same. ``raise_next(op, exc)`` lets the next call take effect
+    and then raise, as an interrupt arriving just after the C call returns would. ``contexts`` holds the
+    devices that have a primary context: none at first, as in a fresh process, and each device a
+    selection lands on, since ``cudaSetDevice`` creates the context from CUDA 12 on.
     """
 
     __slots__ = ("_device_count", "_faults", "_lock", "_state", "contexts")
@@ -82,6 +84,22 @@ class SimulatedRuntime:
         with self._lock:
             self._faults[op].append(_Fault(code, moves_to))
 
+    def raise_next(self, op: str, exception: BaseException) -> None:
+        """Make the next ``op`` take effect as usual and then raise ``exception``, as a signal handler
+        running just after a C call returns would."""
+        if op not in self._faults:
+            raise ValueError(f"raise_next: unknown op {op!r}; expected one of {', '.join(OPS)}")
+        if not isinstance(exception, BaseException):
+            raise TypeError(f"raise_next: exception must be a BaseException instance, got {exception!r}")
+        with self._lock:
+            self._faults[op].append(_Fault(cuda_errors.SUCCESS, None, exception))
+
+    def clear_faults(self) -> None:
+        """Drop every fault that ``fail_next`` or ``raise_next`` queued and no call has met yet."""
+        with self._lock:
+            for queue in self._faults.values():
+                queue.clear()
+
     def _fault(self, op: str) -> _Fault | None:
         queue = self._faults[op]
         with self._lock:
@@ -96,6 +114,8 @@ class SimulatedRuntime:
         state.calls.append(("get_device", ()))
         fault = self._fault("get_device")
         if fault is not None:
+            if fault.raises is not None:
+                raise fault.raises
             # Like cuda-python, a failed query answers no value at all rather than a plausible one.
             return self._fail(fault.code), None
         return cuda_errors.SUCCESS, state.device
@@ -104,21 +124,29 @@ class SimulatedRuntime:
         state = self._state
         state.calls.append(("set_device", (index,)))
         fault = self._fault("set_device")
+        if fault is not None and fault.raises is not None:
+            self._select(index)
+            raise fault.raises
         if fault is not None:
             if fault.moves_to is not None:
                 state.device = fault.moves_to
                 self.contexts.add(fault.moves_to)
             return (self._fail(fault.code),)
+        return (self._select(index),)
+
+    def _select(self, index: int) -> int:
         if not 0 <= index < self._device_count:
-            return (self._fail(cuda_errors.INVALID_DEVICE),)
-        state.device = index
+            return self._fail(cuda_errors.INVALID_DEVICE)
+        self._state.device = index
         self.contexts.add(index)
-        return (cuda_errors.SUCCESS,)
+        return cuda_errors.SUCCESS
 
     def get_device_count(self) -> tuple[int, int | None]:
         self._state.calls.append(("get_device_count", ()))
         fault = self._fault("get_device_count")
         if fault is not None:
+            if fault.raises is not None:
+                raise fault.raises
             return self._fail(fault.code), None
         return cuda_errors.SUCCESS, self._device_count
 

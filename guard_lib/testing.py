@@ -51,7 +51,6 @@ class assert_leaves_device:
 
     def __init__(self, runtime: DeviceRuntime | None = None) -> None:
         self._runtime = runtime
-        self._before = -1
 
     def __enter__(self) -> assert_leaves_device:
         if self._runtime is None:

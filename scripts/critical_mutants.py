@@ -94,7 +94,9 @@ TIMEOUT, INVALID, NOT_EXERCISED = "timeout", "invalid", "not-exercised"
 VERDICTS = (KILLED, SURVIVED, WRONG_REASON, TIMEOUT, INVALID, NOT_EXERCISED)
 
 _TOP_KEYS = frozenset({"harness", "mutant"})
-_FOREIGN_TABLES = frozenset({"gate", "equivalent"})  # read by another tool; not ours to judge
+_FOREIGN_TABLES = frozenset(
+    {"gate", "equivalent", "sweep", "sweep_equivalent"}
+)  # read by another tool; not ours to judge
 _HARNESS_KEYS = frozenset({"package", "tests", "pytest_args", "timeout_s", "jobs", "canary"})
 MODULE_SCOPE = "<module>"  # the scope of an edit to a module-level statement
 _MUTANT_KEYS = frozenset({"id", "file", "scope", "delete", "replace", "by", "why", "killed_by"})

@@ -514,3 +514,6 @@ def add_input_arguments(parser: argparse.ArgumentParser, *, critical_help: str) 
     parser.add_argument("--results", type=Path, default=Path("reports/mutmut-results.json"))
     parser.add_argument("--config", type=Path, default=Path("mutation_config.toml"))
     parser.add_argument("--critical", type=Path, help=critical_help)
+    parser.add_argument(
+        "--sweep", type=Path, help="the sweep's results (python scripts/mutation_sweep.py run)"
+    )

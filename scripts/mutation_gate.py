@@ -4,6 +4,8 @@ Inputs:
   --results FILE   mutmut verdicts exported by ``python scripts/mutation_run.py run`` (or ``merge``)
   --config FILE    mutation_config.toml: ``[gate]`` and the reviewed ``[[equivalent]]`` list
   --critical FILE  optional JSON of ``python scripts/critical_mutants.py run --json FILE``
+  --sweep FILE     optional results of ``python scripts/mutation_sweep.py run --out FILE``: every
+                   generated mutant killed or reviewed in ``[[sweep_equivalent]]``, no review stale
 
 Exit status: 0 the gate passes; 1 a finding (unreviewed survivor, score under min_score, stale or
 ambiguous equivalent entry, an equivalent entry whose mutant is killed, critical mutant not killed);
@@ -41,6 +43,10 @@ from mutation_common import (
     load_results,
     natural_key,
 )
+from mutation_sweep import config as sweep_config
+from mutation_sweep.judge import Judgement, judge
+from mutation_sweep.tools.results import ResultsError, SweepResults
+from mutation_sweep.tools.results import load as load_sweep
 
 KILLED = {"killed", "caught by type check", "timeout", "segfault"}
 SURVIVED = {"survived"}
@@ -78,6 +84,8 @@ class Evaluation:
     ambiguous: list[tuple[Equivalent, list[str]]] = field(default_factory=list)
     refuted: list[tuple[Equivalent, str]] = field(default_factory=list)
     critical: list[CriticalMutant] | None = None
+    sweep: Judgement | None = None
+    sweep_results: SweepResults | None = None
 
     @property
     def counted(self) -> int:
@@ -114,6 +122,8 @@ class Evaluation:
             found.append(f"refuted {entry.describe()}: {name} is killed, so not equivalent; delete the entry")
         for c in self.critical_failures:
             found.append(f"critical mutant {c.id}: {c.verdict} ({c.file} {c.scope}) {c.why}".rstrip())
+        if self.sweep is not None:
+            found += self.sweep.findings()
         return found
 
 
@@ -209,6 +219,15 @@ def load_critical(path: Path) -> list[CriticalMutant]:
     return mutants
 
 
+def attach_sweep(ev: Evaluation, path: Path, config: Path) -> None:
+    """Judge the sweep's results against its reviewed equivalents; bad input is an InputError."""
+    try:
+        ev.sweep_results = load_sweep(path)
+        ev.sweep = judge(ev.sweep_results, sweep_config.load(config).equivalents)
+    except (ResultsError, sweep_config.ConfigError) as exc:
+        raise InputError(str(exc)) from exc
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mutation_gate.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -225,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_gate_config(args.config)
         critical = load_critical(args.critical) if args.critical else None
         ev = evaluate(results, config, critical)
+        if args.sweep:
+            attach_sweep(ev, args.sweep, args.config)
     except InputError as exc:
         print(f"mutation gate: error: {exc}", file=sys.stderr)
         return 2
@@ -239,6 +260,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  not in this run's scope: {entry.describe()}")
     if critical is not None:
         print(f"critical harness: {len(critical) - len(ev.critical_failures)}/{len(critical)} killed")
+    if ev.sweep is not None:
+        j = ev.sweep
+        scope = f"shard {j.shard['index']}/{j.shard['count']} alone" if j.shard else "whole run"
+        print(
+            f"sweep ({scope}): {len(j.killed)} killed, {len(j.equivalent)} reviewed equivalent, "
+            f"{len(j.survivors)} not killed"
+        )
     findings = ev.findings()
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""One report of mutmut's and the critical harness's verdicts: JSON, HTML and Markdown.
+"""One report of mutmut's, the sweep's and the critical harness's verdicts: JSON, HTML and Markdown.
 
   --json FILE      mutation-testing-elements report (schemaVersion "1"; the format Stryker's HTML
                    viewer and dashboard read)
@@ -31,7 +31,8 @@ from mutation_common import (
     natural_key,
     read_toml,
 )
-from mutation_gate import CriticalMutant, Evaluation, evaluate, load_critical
+from mutation_gate import CriticalMutant, Evaluation, attach_sweep, evaluate, load_critical
+from mutation_sweep.tools.line_engines import LineCoverage, line_coverage
 from mutmut_coverage import analyse
 
 # mutmut status -> mutation-testing-elements status
@@ -113,6 +114,35 @@ def schema_report(ev: Evaluation) -> dict[str, Any]:
         if crit.killed_by:
             critical_item["killedBy"] = [crit.killed_by]
         entry["mutants"].append(critical_item)
+    if ev.sweep is not None:
+        reviewed = {r.mutant.id: e for r, e in ev.sweep.equivalent}
+        killed = {r.mutant.id for r in ev.sweep.killed}
+        for result in sorted(
+            [*ev.sweep.killed, *(r for r, _ in ev.sweep.equivalent), *ev.sweep.survivors],
+            key=lambda r: r.mutant.id,
+        ):
+            m = result.mutant
+            entry = file_entry(m.file)
+            status = "Killed" if m.id in killed else "Ignored" if m.id in reviewed else "Survived"
+            if result.verdict == "timeout":
+                status = "Timeout"
+            sweep_item: dict[str, Any] = {
+                "id": f"sweep:{m.id}",
+                "mutatorName": m.operator,
+                "replacement": m.mutated,
+                "location": {
+                    "start": {"line": m.line, "column": 1},
+                    "end": {"line": m.end_line, "column": 1},
+                },
+                "status": status,
+                "description": f"{m.scope}: {_one_line(m.original)} -> {_one_line(m.mutated) or '(nothing)'}",
+                "statusReason": f"equivalent: {reviewed[m.id].reason}"
+                if m.id in reviewed
+                else f"sweep verdict: {result.verdict}",
+            }
+            if result.failed:
+                sweep_item["killedBy"] = [result.failed]
+            entry["mutants"].append(sweep_item)
     return {
         "schemaVersion": "1",
         "thresholds": {"high": high, "low": max(0, high - 20)},
@@ -121,6 +151,43 @@ def schema_report(ev: Evaluation) -> dict[str, Any]:
         "framework": {"name": "mutmut", "version": ev.results.mutmut_version or "unknown"},
         "config": {"min_score": ev.config.min_score, "scope": ev.results.scope},
     }
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 3] + "..."
+
+
+def line_engines(ev: Evaluation) -> LineCoverage | None:
+    """Which engines mutated each executable line of the package, when the sweep's results say which lines
+    are executable."""
+    if ev.sweep_results is None:
+        return None
+    hits: list[tuple[str, str, int]] = [
+        ("sweep", r.mutant.file, r.mutant.line) for r in ev.sweep_results.results
+    ]
+    hits += [("mutmut", m.file, m.line) for m in ev.results.mutants]
+    for crit in ev.critical or []:
+        source = Path(crit.file).read_text(encoding="utf-8") if Path(crit.file).is_file() else ""
+        hits.append(("critical", crit.file, _critical_line(crit, source)))
+    return line_coverage(ev.sweep_results.executable, hits)
+
+
+def _coverage_lines(coverage: LineCoverage) -> list[str]:
+    totals = coverage.totals()
+    lines = [
+        f"Executable lines of the package: {totals['executable']}; mutated by at least one engine: "
+        f"{totals['any']} ({100 * totals['any'] / max(1, totals['executable']):.1f}%). By engine: "
+        + ", ".join(f"{e} {totals.get(e, 0)}" for e in ("sweep", "mutmut", "critical"))
+        + "."
+    ]
+    missing = {f: ls for f, ls in coverage.unmutated().items() if ls}
+    if missing:
+        lines.append(
+            "Not mutated by any engine: "
+            + "; ".join(f"{f}: {', '.join(map(str, ls))}" for f, ls in missing.items())
+        )
+    return lines
 
 
 def _describe(mutant: MutantRecord) -> str:
@@ -217,6 +284,7 @@ def render_html(ev: Evaluation, report: dict[str, Any], seen: str | None = None)
         ),
         "</table>",
         *([f"<p id='visibility'>{e(seen)}</p>"] if seen else []),
+        *_html_sweep(ev),
         "<p id='mutant-count'></p>",
         "<label><input type='checkbox' id='only-open'> hide killed, timed-out and ignored mutants</label>",
     ]
@@ -244,6 +312,43 @@ def render_html(ev: Evaluation, report: dict[str, Any], seen: str | None = None)
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _html_sweep(ev: Evaluation) -> list[str]:
+    e = html.escape
+    coverage = line_engines(ev)
+    if ev.sweep is None or coverage is None:
+        return []
+    j = ev.sweep
+    parts = [
+        "<h2>Every executable line</h2>",
+        f"<p id='sweep'>Sweep: {len(j.killed)} killed, {len(j.equivalent)} reviewed equivalent, "
+        f"{len(j.survivors)} not killed.</p>",
+        *(f"<p class='lines'>{e(line)}</p>" for line in _coverage_lines(coverage)),
+        "<table id='line-engines'><tr><th>file</th><th>executable lines</th><th>sweep</th><th>mutmut</th>"
+        "<th>critical</th><th>any engine</th></tr>",
+    ]
+    for path, lines in sorted(coverage.executable.items()):
+        per = coverage.engines.get(path, {})
+
+        def count(engine: str | None, lines: list[int] = lines, per: dict[int, set[str]] = per) -> int:
+            return sum(1 for ln in lines if (per.get(ln) if engine is None else engine in per.get(ln, set())))
+
+        parts.append(
+            f"<tr><td>{e(path)}</td><td>{len(lines)}</td><td>{count('sweep')}</td><td>{count('mutmut')}</td>"
+            f"<td>{count('critical')}</td><td>{count(None)}</td></tr>"
+        )
+    parts.append("</table>")
+    if j.equivalent:
+        parts.append("<h3>Reviewed equivalent (sweep)</h3><ul id='sweep-equivalents'>")
+        parts += [
+            f"<li><code>{e(r.mutant.file)}:{r.mutant.line}</code> {e(r.mutant.operator)}: "
+            f"<code>{e(_one_line(r.mutant.original))}</code> → <code>{e(_one_line(r.mutant.mutated))}</code>"
+            f" — {e(entry.reason)}</li>"
+            for r, entry in j.equivalent
+        ]
+        parts.append("</ul>")
+    return parts
 
 
 def _diffs(ev: Evaluation) -> dict[str, str]:
@@ -287,6 +392,18 @@ def render_markdown(ev: Evaluation, *, max_rows: int = 50, seen: str | None = No
     other = [f for f in findings if not any(f.startswith(f"{m.status}: {m.name}") for m in ev.survivors)]
     if other:
         lines += ["### Other findings", "", *(f"- {_cell(f)}" for f in other), ""]
+    coverage = line_engines(ev)
+    if ev.sweep is not None and coverage is not None:
+        j = ev.sweep
+        lines += [
+            "### The sweep: every executable line",
+            "",
+            f"{len(j.killed)} killed, {len(j.equivalent)} reviewed equivalent, {len(j.survivors)} not killed"
+            f" (skipped before running: {ev.sweep_results.skipped if ev.sweep_results else {}}).",
+            "",
+            *_coverage_lines(coverage),
+            "",
+        ]
     if ev.critical is not None:
         lines += [
             "### Critical mutants (harness)",
@@ -328,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ev = evaluate(
             results, load_gate_config(args.config), load_critical(args.critical) if args.critical else None
         )
+        if args.sweep:
+            attach_sweep(ev, args.sweep, args.config)
         seen = visibility(args.pyproject)
     except InputError as exc:
         print(f"mutation report: error: {exc}", file=sys.stderr)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The nightly mutation sequence in one local command, the same steps as
-# .github/workflows/nightly-mutation.yml (unsharded): mutmut, critical harness, report, gate.
+# .github/workflows/nightly-mutation.yml (unsharded): mutmut, the sweep, critical harness, report, gate.
 #   scripts/nightly.sh                      # whole package
 #   scripts/nightly.sh --changed-since main # only functions changed since main
 #   scripts/nightly.sh --override scripts/mutmut_gpu.toml   # on a CUDA host (see docs/mutmut.md)
@@ -17,10 +17,13 @@ rm -rf mutants
 
 # The harness's own exit status reports its findings; the gate below judges them from the JSON, so
 # go on to write the reports either way.
+"$PY" scripts/mutation_sweep.py run --out reports/sweep-results.json
+
 harness_status=0
 "$PY" scripts/critical_mutants.py run --json reports/critical.json || harness_status=$?
 echo "critical harness exited with $harness_status"
 
 "$PY" scripts/mutation_report.py --results reports/mutmut-results.json --critical reports/critical.json \
-  --json reports/mutation-report.json --html reports/mutation-report.html --markdown reports/mutation-summary.md
-exec "$PY" scripts/mutation_gate.py --results reports/mutmut-results.json --critical reports/critical.json
+  --sweep reports/sweep-results.json --json reports/mutation-report.json --html reports/mutation-report.html --markdown reports/mutation-summary.md
+exec "$PY" scripts/mutation_gate.py --results reports/mutmut-results.json --critical reports/critical.json \
+  --sweep reports/sweep-results.json

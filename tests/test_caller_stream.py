@@ -7,6 +7,7 @@ import copy
 import pickle
 import threading
 
+import numpy as np
 import pytest
 
 from guard_lib import CallerStreamGuard, GuardError, get_caller_stream, stream_handle
@@ -119,6 +120,10 @@ def test_stream_handle_reads_the_cuda_stream_protocol() -> None:
     assert stream_handle(_LegacyStream()) == 0xBEEF
     assert stream_handle(0) == 0
     assert stream_handle(0x1234) == 0x1234
+    # a handle offered as another integer type (numpy's, ctypes') comes back as a plain int
+    handle = stream_handle(_ProtocolStream(np.uint64(0xABC)))
+    assert handle == 0xABC
+    assert type(handle) is int
 
 
 @pytest.mark.parametrize("stream", [object(), None, True, "0x1"])

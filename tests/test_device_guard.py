@@ -459,3 +459,18 @@ def test_result_can_be_matched(sim: SimulatedRuntime) -> None:
         case Err(error):
             assert error.code_name == "cudaErrorInvalidDevice"
     clear_calls(sim)
+
+
+def test_a_borrow_of_the_current_device_is_open_until_closed(sim: SimulatedRuntime) -> None:
+    # Nothing to restore, but it is a borrow all the same: open, not reentrant, and it can be taken.
+    borrow = device(0, runtime=sim)
+    with borrow:
+        with pytest.raises(GuardError, match="already entered"):
+            borrow.__enter__()
+    guard = DeviceGuard.create(0, runtime=sim).unwrap()
+    assert repr(guard) == "<DeviceGuard device 0 (restores 0), open>"
+    taker = guard.take()
+    assert repr(taker) == "<DeviceGuard device 0 (restores 0), open>"
+    taker.close()
+    assert repr(taker) == "<DeviceGuard device 0 (restores 0), restored>"
+    assert sim.calls == [("get_device", ()), ("get_device", ())]

@@ -141,11 +141,16 @@ def test_caller_stream_guard_errors() -> None:
         guard,
         pytest.raises(
             GuardError, match=exactly("this CallerStreamGuard is already active; it is not reentrant")
-        ),
+        ) as reentered,
     ):
         guard.__enter__()
-    with pytest.raises(GuardError, match=exactly("this CallerStreamGuard was exited without being entered")):
+    with pytest.raises(
+        GuardError, match=exactly("this CallerStreamGuard was exited without being entered")
+    ) as unentered:
         guard.__exit__(None, None, None)
+    # a stream guard names no device
+    assert reentered.value.device_index is None
+    assert unentered.value.device_index is None
     with pytest.raises(TypeError, match=exactly("list is not a CUDA stream: it has no __cuda_stream__")):
         stream_handle([])
 

@@ -15,8 +15,8 @@ def _err() -> Err:
 
 def test_ok_answers_and_unwraps() -> None:
     ok = Ok(5)
-    assert ok.is_ok()
-    assert not ok.is_err()
+    assert ok.is_ok() is True
+    assert ok.is_err() is False
     assert ok.unwrap() == 5
     assert ok.value == 5
     assert repr(ok) == "Ok(5)"
@@ -24,8 +24,8 @@ def test_ok_answers_and_unwraps() -> None:
 
 def test_err_answers_and_unwrap_raises_its_error() -> None:
     err = _err()
-    assert err.is_err()
-    assert not err.is_ok()
+    assert err.is_err() is True
+    assert err.is_ok() is False
     error = err.error
     with pytest.raises(GuardError) as info:
         err.unwrap()

@@ -269,3 +269,36 @@ def test_failed_queries_answer_no_value_and_are_logged() -> None:
     assert sim.get_device() == (LAUNCH_FAILURE, None)
     assert sim.get_device_count() == (LAUNCH_FAILURE, None)
     assert sim.calls == [("get_device", ()), ("get_device_count", ())]
+
+
+def test_raise_next_refuses_bad_requests() -> None:
+    sim = SimulatedRuntime()
+    with pytest.raises(ValueError, match="raise_next: unknown op 'launch'; expected one of get_device"):
+        sim.raise_next("launch", KeyboardInterrupt())
+    with pytest.raises(TypeError, match="raise_next: exception must be a BaseException instance, got"):
+        sim.raise_next("set_device", KeyboardInterrupt)  # type: ignore[arg-type]
+    assert sim.calls == []
+    assert sim.get_device() == (0, 0)
+
+
+def test_a_raising_set_device_takes_effect_first() -> None:
+    sim = SimulatedRuntime(device_count=2)
+    sim.raise_next("set_device", KeyboardInterrupt("late"))
+    with pytest.raises(KeyboardInterrupt, match="late"):
+        sim.set_device(1)
+    assert sim.current_device == 1
+    assert sim.contexts == {1}
+    sim.raise_next("set_device", KeyboardInterrupt("late"))
+    with pytest.raises(KeyboardInterrupt, match="late"):
+        sim.set_device(5)
+    assert sim.current_device == 1
+    assert sim.peek_at_last_error() == (INVALID_DEVICE,)
+
+
+def test_clear_faults_drops_what_no_call_met() -> None:
+    sim = SimulatedRuntime()
+    sim.fail_next("get_device", LAUNCH_FAILURE)
+    sim.raise_next("set_device", KeyboardInterrupt())
+    sim.clear_faults()
+    assert sim.get_device() == (0, 0)
+    assert sim.set_device(1) == (0,)

@@ -78,3 +78,36 @@ def test_assert_leaves_device_says_when_the_device_is_unreadable(when: str) -> N
         with assert_leaves_device(sim):
             if when == "after":
                 sim.fail_next("get_device", 100)
+
+
+def test_assert_leaves_device_hands_itself_to_the_block() -> None:
+    sim = SimulatedRuntime()
+    checker = assert_leaves_device(sim)
+    with checker as entered:
+        assert entered is checker
+
+
+def test_the_plugin_registers_its_marker(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_marked="""
+import pytest
+
+@pytest.mark.simulated_devices(3)
+def test_three(simulated_runtime):
+    assert simulated_runtime.device_count == 3
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--strict-markers")
+    result.assert_outcomes(passed=1)
+    listed = pytester.runpytest("--markers")
+    listed.stdout.fnmatch_lines(
+        ["*simulated_devices(n): the number of devices the simulated_runtime fixture has*"]
+    )
+
+
+def test_a_block_that_leaves_a_lower_device_fails() -> None:
+    sim = SimulatedRuntime(device_count=2)
+    sim.set_device(1)
+    with pytest.raises(AssertionError, match="left the current CUDA device at 0; it was 1 before"):
+        with assert_leaves_device(sim):
+            sim.set_device(0)

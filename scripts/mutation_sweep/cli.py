@@ -1,0 +1,211 @@
+"""``mutation_sweep.py``: generate mutants of every executable line, run them warm, write the results.
+
+  run    --out FILE [--shard I/N] [--jobs N]   run the sweep (or one shard of it)
+  merge  --out FILE PART...                    combine shard results into one
+  list   [--shard I/N]                         the mutants, one line each
+  show   ID                                    one mutant as a diff
+
+Exit status: 0 done (the gate judges the verdicts); 2 bad input or a suite that is not green.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import logging
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from coverage.parser import PythonParser
+
+from . import config as sweep_config
+from .distribution import fork_engine
+from .generate import Generated, generate
+from .select_tests import test_map, tests_for
+from .tools.results import ResultsError, SweepResults, load, merge, select_shard, universe_of
+from .work_item import KILLED, Result
+
+log = logging.getLogger("mutation_sweep")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class UsageError(Exception):
+    """Bad command-line input."""
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    parts = text.split("/")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts) or not 1 <= int(parts[0]) <= int(parts[1]):
+        raise UsageError(f"--shard must be I/N with 1 <= I <= N, got {text!r}")
+    return int(parts[0]), int(parts[1])
+
+
+def _files(cfg: sweep_config.SweepConfig) -> list[str]:
+    package = ROOT / cfg.package
+    if not package.is_dir():
+        raise UsageError(f"package {cfg.package!r} not found under {ROOT}")
+    files = sorted(p.relative_to(ROOT).as_posix() for p in package.rglob("*.py"))
+    return [f for f in files if f not in cfg.exclude]
+
+
+def executable_lines(files: Sequence[str]) -> dict[str, list[int]]:
+    """Each file's statement lines, as coverage.py counts them (docstrings are not statements)."""
+    lines: dict[str, list[int]] = {}
+    for rel in files:
+        parser = PythonParser(text=(ROOT / rel).read_text(encoding="utf-8"), filename=rel)
+        parser.parse_source()
+        lines[rel] = sorted(parser.statements)
+    return lines
+
+
+def _generated(cfg: sweep_config.SweepConfig) -> tuple[Generated, list[str]]:
+    files = _files(cfg)
+    return generate(ROOT, files), files
+
+
+def _module(rel: str) -> str:
+    parts = list(Path(rel).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
+    out: Path = args.out
+    if out.exists() and out.is_dir():
+        raise UsageError(f"--out {out} is a directory")
+    out.parent.mkdir(parents=True, exist_ok=True)  # fail now, not after the run
+    shard = _shard(args.shard)
+    started = time.monotonic()
+    generated, files = _generated(cfg)
+    universe = universe_of(m.id for m in generated.mutants)
+    mutants = select_shard(generated.mutants, *shard) if shard else list(generated.mutants)
+    log.info(
+        "sweep: %d mutants generated, %d to run%s; skipped: %s",
+        len(generated.mutants),
+        len(mutants),
+        f" (shard {shard[0]}/{shard[1]})" if shard else "",
+        dict(generated.skipped) or "none",
+    )
+    mapping = test_map(ROOT, cfg.package, cfg.pytest_args)
+    jobs = [
+        fork_engine.Job(
+            m,
+            _module(m.file),
+            generated.sources[m.id],
+            tests_for(mapping, m.file, m.lines()),
+            mapping.suite_order,
+        )
+        for m in mutants
+    ]
+    # the slowest (whole-suite) jobs first, so two cores finish together
+    jobs.sort(key=lambda j: (j.tests != ("<suite>",), j.mutant.id))
+    done = [0]
+
+    def progress(result: Result) -> None:
+        done[0] += 1
+        if result.verdict != KILLED:
+            log.info(
+                "[%d/%d] %s %s %s:%d %s",
+                done[0],
+                len(jobs),
+                result.verdict,
+                result.mutant.id,
+                result.mutant.file,
+                result.mutant.line,
+                result.mutant.operator,
+            )
+        elif done[0] % 100 == 0:
+            log.info("[%d/%d] ...", done[0], len(jobs))
+
+    fork_engine.warm_up()
+    results = fork_engine.run(
+        jobs, ROOT, cfg.pytest_args, parallel=args.jobs, timeout_s=cfg.timeout_s, on_result=progress
+    )
+    shard_json = {"index": shard[0], "count": shard[1]} if shard else None
+    sweep = SweepResults(
+        results,
+        universe,
+        shard_json,
+        dict(generated.skipped),
+        executable_lines(files),
+        round(time.monotonic() - started, 3),
+    )
+    sweep.write(out)
+    verdicts = Counter(r.verdict for r in results)
+    log.info("sweep: %s in %.1fs; wrote %s", dict(sorted(verdicts.items())), sweep.seconds, out)
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    merged = merge([load(Path(p)) for p in args.parts])
+    merged.write(args.out)
+    log.info("sweep merge: %d mutants from %d shards -> %s", len(merged.results), len(args.parts), args.out)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
+    generated, _ = _generated(cfg)
+    shard = _shard(args.shard)
+    mutants = select_shard(generated.mutants, *shard) if shard else generated.mutants
+    for m in mutants:
+        sys.stdout.write(
+            f"{m.id}  {m.file}:{m.line}  {m.scope}  {m.operator}: "
+            f"{' '.join(m.original.split())[:50]!r} -> {' '.join(m.mutated.split())[:50]!r}\n"
+        )
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
+    generated, _ = _generated(cfg)
+    found = [m for m in generated.mutants if m.id == args.id]
+    if not found:
+        raise UsageError(f"no mutant {args.id!r}; `mutation_sweep.py list` names them")
+    mutant = found[0]
+    before = (ROOT / mutant.file).read_text(encoding="utf-8").splitlines(keepends=True)
+    after = generated.sources[mutant.id].splitlines(keepends=True)
+    sys.stdout.writelines(difflib.unified_diff(before, after, f"a/{mutant.file}", f"b/{mutant.file}"))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mutation_sweep.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--config", type=Path, default=ROOT / "mutation_config.toml")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the sweep")
+    run.add_argument("--out", type=Path, required=True, help="results file to write (JSON)")
+    run.add_argument("--shard", help="run shard I of N (1-based)")
+    run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="children at a time")
+    merge_ = sub.add_parser("merge", help="combine the results of shards 1..N")
+    merge_.add_argument("--out", type=Path, required=True)
+    merge_.add_argument("parts", nargs="+")
+    list_ = sub.add_parser("list", help="list the mutants")
+    list_.add_argument("--shard")
+    show = sub.add_parser("show", help="one mutant's diff")
+    show.add_argument("id")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "merge":
+            return cmd_merge(args)
+        cfg = sweep_config.load(args.config)
+        if args.command == "run":
+            if args.jobs < 1:
+                raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+            return cmd_run(args, cfg)
+        if args.command == "list":
+            return cmd_list(args, cfg)
+        return cmd_show(args, cfg)
+    except (UsageError, sweep_config.ConfigError, ResultsError, RuntimeError, OSError) as exc:
+        log.error("mutation_sweep: error: %s", exc)
+        return 2

@@ -1,0 +1,1 @@
+"""How mutants are run: a warm process forks one child per mutant."""

@@ -1,0 +1,198 @@
+"""Run mutants in children forked from one warm process.
+
+The parent imports pytest and the suite's third-party dependencies once, but never the package under
+test, and makes no CUDA call (CUDA is not fork-safe once initialised). Each child installs an import
+hook that serves the mutated module's text from memory, so nothing is written to the working tree,
+then runs the mutant's tests in-process with ``pytest.main``; its exit status is the verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import select
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import ModuleType
+
+from ..work_item import KILLED, NO_TESTS, SURVIVED, TIMEOUT, Mutant, Result
+
+WARM_IMPORTS = (
+    "pytest",
+    "_pytest.pytester",
+    "hypothesis",
+    "hypothesis.stateful",
+    "hypothesis.strategies",
+    "coverage",
+)
+
+
+@dataclass(frozen=True)
+class Job:
+    mutant: Mutant
+    module: str  # dotted name of the mutated module
+    source: str  # its mutated text
+    tests: tuple[str, ...]  # node ids, or ("<suite>",)
+    suite_order: tuple[str, ...] = ("tests",)  # what "<suite>" runs, quickest files first
+
+
+class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, module: str, path: str, source: str) -> None:
+        self.module, self.path, self.source = module, path, source
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname != self.module:
+            return None
+        is_package = self.path.endswith("__init__.py")
+        spec = importlib.util.spec_from_loader(fullname, self, origin=self.path, is_package=is_package)
+        if spec is not None:
+            spec.has_location = True
+            if is_package:
+                spec.submodule_search_locations = [str(Path(self.path).parent)]
+        return spec
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__file__ = self.path
+        exec(compile(self.source, self.path, "exec", dont_inherit=True), module.__dict__)
+
+
+class _FirstFailure:
+    """pytest plugin: remember the first test that failed."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+
+    def pytest_runtest_logreport(self, report: object) -> None:
+        if getattr(report, "failed", False) and not self.out.exists():
+            self.out.write_text(str(getattr(report, "nodeid", "")), encoding="utf-8")
+
+    def pytest_collectreport(self, report: object) -> None:
+        self.pytest_runtest_logreport(report)
+
+
+def _die_with_the_parent() -> None:
+    # The kernel ends the child when the process that forked it dies, even by SIGKILL.
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: int) -> int:
+    os.setpgid(0, 0)
+    _die_with_the_parent()
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        return 3
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.meta_path.insert(0, _MutantFinder(job.module, str(root / job.mutant.file), job.source))
+    # Import the mutant now: pytest's assertion-rewriting hook would otherwise load the package's
+    # modules itself (it rewrites every module of a pytest11 plugin's distribution), ahead of ours.
+    try:
+        importlib.import_module(job.module)
+    except BaseException:  # a mutant that breaks the import fails every test
+        out.write_text("<import>", encoding="utf-8")
+        return 1
+    import pytest
+
+    targets = list(job.suite_order if job.tests == ("<suite>",) else job.tests)
+    return int(
+        pytest.main(
+            ["-q", "-x", "-p", "no:cacheprovider", *pytest_args, *targets], plugins=[_FirstFailure(out)]
+        )
+    )
+
+
+def warm_up() -> None:
+    for name in WARM_IMPORTS:
+        try:
+            __import__(name)
+        except ImportError:
+            continue
+
+
+def _verdict(status: int) -> str:
+    if status == 0:
+        return SURVIVED
+    if status == 5:
+        return NO_TESTS
+    return KILLED
+
+
+def run(
+    jobs: Iterable[Job],
+    root: Path,
+    pytest_args: Sequence[str],
+    *,
+    parallel: int,
+    timeout_s: float,
+    on_result: Callable[[Result], None],
+) -> list[Result]:
+    """Run every job, ``parallel`` at a time; each child and its process group die past ``timeout_s``."""
+    os.chdir(root)
+    pending = list(jobs)
+    running: dict[int, tuple[Job, float, int, Path]] = {}
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="sweep-run-") as tmp:
+        try:
+            while pending or running:
+                while pending and len(running) < parallel:
+                    job = pending.pop(0)
+                    out = Path(tmp, job.mutant.id)
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    parent = os.getpid()
+                    pid = os.fork()
+                    if pid == 0:  # pragma: no cover - the child
+                        status = 3
+                        try:
+                            status = _child(job, root, pytest_args, out, parent)
+                        finally:
+                            os._exit(status)
+                    running[pid] = (job, time.monotonic(), os.pidfd_open(pid), out)
+                fds = {fd: pid for pid, (_, _, fd, _) in running.items()}
+                deadline = min(started + timeout_s for _, started, _, _ in running.values())
+                ready, _, _ = select.select(list(fds), [], [], max(0.0, deadline - time.monotonic()))
+                now = time.monotonic()
+                for pid, (job, started, fd, out) in list(running.items()):
+                    if fd in ready:
+                        _, status = os.waitpid(pid, 0)
+                        verdict = _verdict(os.waitstatus_to_exitcode(status))
+                    elif now - started >= timeout_s:
+                        _kill(pid)
+                        os.waitpid(pid, 0)
+                        verdict = TIMEOUT
+                    else:
+                        continue
+                    os.close(fd)
+                    del running[pid]
+                    failed = out.read_text(encoding="utf-8") if out.exists() else ""
+                    result = Result(job.mutant, verdict, job.tests, failed, round(now - started, 3))
+                    results.append(result)
+                    on_result(result)
+        finally:
+            for pid, (_, _, fd, _) in running.items():
+                _kill(pid)
+                os.waitpid(pid, 0)
+                os.close(fd)
+    return results
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,234 @@
+"""Generate every mutant of every file: walk the syntax tree, ask each operator, splice its edit in.
+
+Mutants inside annotations are counted and dropped here (``from __future__ import annotations``
+means they are never evaluated), as are those inside ``if TYPE_CHECKING:`` and those whose module
+compiles to the same code as the original.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .interceptors import compiles_the_same
+from .operators import ALL
+from .operators.base import Edit
+from .work_item import Mutant
+
+TYPE_PARAMETERS = "type parameters of a subscript"
+ANNOTATION_IMPORT = "an import or alias only annotations use"
+ANNOTATION, TYPE_CHECKING, SAME_CODE = (
+    "inside an annotation",
+    "under if TYPE_CHECKING",
+    "compiles to the same code",
+)
+
+
+@dataclass
+class Generated:
+    mutants: list[Mutant] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # mutant id -> the mutated module's text
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class _Site:
+    node: ast.AST
+    scope: str
+    statement: ast.stmt
+    skip: str | None
+
+
+def _is_type_checking(node: ast.stmt) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _annotation_children(node: ast.AST) -> list[ast.AST]:
+    found: list[ast.AST] = []
+    if isinstance(node, ast.arg) and node.annotation is not None:
+        found.append(node.annotation)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+        found.append(node.returns)
+    if isinstance(node, ast.AnnAssign):
+        found.append(node.annotation)
+    return found
+
+
+def _loaded_outside_annotations(tree: ast.Module) -> set[str]:
+    """Names the module reads anywhere but in annotations (``__all__`` entries count as read)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        skip.update(id(a) for a in _annotation_children(node))
+    names: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if id(node) in skip:
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            visit(node.value)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            names.update(
+                e.value
+                for e in ast.walk(node.value)
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
+    return names
+
+
+def _only_for_annotations(node: ast.stmt, loaded: set[str]) -> bool:
+    """An import, or a type alias, whose names nothing but annotations reads."""
+    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+        return False
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        bound = [(a.asname or a.name).split(".")[0] for a in node.names]
+    elif (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, (ast.Subscript, ast.BinOp))  # a type alias: X = tuple[...] or A | B
+        and all(isinstance(t, ast.Name) and not t.id.startswith("__") for t in node.targets)
+    ):
+        bound = [t.id for t in node.targets if isinstance(t, ast.Name)]
+    else:
+        return False
+    return not any(name in loaded for name in bound)
+
+
+def _sites(tree: ast.Module, loaded: set[str]) -> Iterator[_Site]:
+
+    def visit(
+        node: ast.AST, scope: str, statement: ast.stmt | None, skip: str | None, top: bool
+    ) -> Iterator[_Site]:
+        if isinstance(node, ast.stmt):
+            statement = node
+            if top and isinstance(node, (ast.Assign, ast.AnnAssign)):
+                setattr(node, "_sweep_bound_at_top", True)  # noqa: B010 - ast nodes take no typed extras
+            if _is_type_checking(node):
+                skip = skip or TYPE_CHECKING
+            if _only_for_annotations(node, loaded):
+                skip = skip or ANNOTATION_IMPORT
+            if isinstance(node, ast.AnnAssign) and node.value is None:
+                skip = skip or ANNOTATION  # a declaration only: nothing of it runs
+        if statement is not None:
+            yield _Site(node, scope, statement, skip)
+        annotations = {id(a) for a in _annotation_children(node)}
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
+            annotations.add(id(node.slice))  # X[a, b] parameterises a type here; nothing indexes by tuple
+        inner_scope, inner_top = scope, top
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner_scope = node.name if scope == "<module>" else f"{scope}.{node.name}"
+            inner_top = isinstance(node, ast.ClassDef)
+        for child in ast.iter_child_nodes(node):
+            in_header = isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            ) and child not in getattr(node, "body", [])
+            # decorators, bases and defaults run in the enclosing scope, the body in the new one
+            child_scope = scope if in_header else inner_scope
+            child_top = top if in_header else inner_top
+            child_skip = skip
+            if id(child) in annotations:
+                child_skip = TYPE_PARAMETERS if isinstance(node, ast.Subscript) else ANNOTATION
+            yield from visit(child, child_scope, statement, child_skip, child_top)
+
+    for stmt in tree.body:
+        yield from visit(stmt, "<module>", None, None, True)
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _inside_body(edit: Edit, statement: ast.stmt) -> bool:
+    body = getattr(statement, "body", [])
+    line = edit.span[0] if edit.span is not None else getattr(edit.node, "lineno", 0)
+    return bool(body) and line >= body[0].lineno and edit.node is not statement
+
+
+def _offset(lines: list[bytes], line: int, col: int) -> int:
+    return sum(len(text) for text in lines[: line - 1]) + col
+
+
+def splice(source: str, edit: Edit) -> tuple[str, str]:
+    """The mutated module and the original text of the span. Columns are UTF-8 byte offsets."""
+    data = source.encode()
+    lines = data.splitlines(keepends=True)
+    if edit.span is not None:
+        line, col, end_line, end_col = edit.span
+    else:
+        node = edit.node
+        line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
+        end_line, end_col = node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
+    start, end = _offset(lines, line, col), _offset(lines, end_line, end_col)
+    original = data[start:end].decode()
+    # Keep every later line where it was, so tracebacks and coverage line numbers still agree.
+    padding = "\n" * original.count("\n")
+    replacement = edit.text + padding if padding and edit.text == "pass" else edit.text
+    return (data[:start] + replacement.encode() + data[end:]).decode(), original
+
+
+def generate_file(path: Path, rel: str, out: Generated, loaded: set[str]) -> None:
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source, filename=rel)
+    seen: set[str] = set()
+    occurrences: dict[str, int] = {}
+    for site in _sites(tree, loaded):
+        for operator in ALL:
+            for edit in operator.edits(site.node, source):
+                if site.skip is not None:
+                    out.skipped[site.skip] += 1
+                    continue
+                mutated_source, original = splice(source, edit)
+                if compiles_the_same(source, mutated_source, rel):
+                    out.skipped[SAME_CODE] += 1
+                    continue
+                statement = site.statement
+                mutant = Mutant(
+                    file=rel,
+                    scope=site.scope,
+                    operator=operator.name,
+                    original=original,
+                    mutated=edit.text,
+                    line=min(
+                        [statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])]
+                    ),
+                    end_line=statement.end_lineno or statement.lineno,
+                    column=getattr(edit.node, "col_offset", 0),
+                    definition=isinstance(statement, _DEFINITIONS) and not _inside_body(edit, statement),
+                )
+                if mutated_source in seen:
+                    # two operators making the very same module: one run answers for both
+                    out.skipped["duplicate of another mutant"] += 1
+                    continue
+                seen.add(mutated_source)
+                occurrences[mutant.key] = occurrence = occurrences.get(mutant.key, 0) + 1
+                if occurrence > 1:
+                    mutant = dataclasses.replace(mutant, occurrence=occurrence)
+                out.mutants.append(mutant)
+                out.sources[mutant.id] = mutated_source
+
+
+def generate(root: Path, files: Sequence[str]) -> Generated:
+    out = Generated()
+    # a name any module of the package reads outside annotations is live in all of them
+    loaded: set[str] = set()
+    for rel in files:
+        loaded |= _loaded_outside_annotations(ast.parse((root / rel).read_text(encoding="utf-8")))
+    for rel in files:
+        generate_file(root / rel, rel, out, loaded)
+    out.mutants.sort(key=lambda m: m.id)
+    return out

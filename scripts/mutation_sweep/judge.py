@@ -1,0 +1,74 @@
+"""The sweep's part of the gate: every mutant killed, or reviewed as equivalent; no stale review."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .config import Equivalent
+from .tools.results import SweepResults
+from .work_item import KILLED, TIMEOUT, Result
+
+
+@dataclass
+class Judgement:
+    killed: list[Result] = field(default_factory=list)
+    equivalent: list[tuple[Result, Equivalent]] = field(default_factory=list)
+    survivors: list[Result] = field(default_factory=list)
+    stale: list[Equivalent] = field(default_factory=list)
+    refuted: list[tuple[Equivalent, Result]] = field(default_factory=list)
+    ambiguous: list[tuple[Equivalent, list[Result]]] = field(default_factory=list)
+    shard: dict[str, int] | None = None
+
+    def findings(self) -> list[str]:
+        found = [
+            f"sweep survivor {r.mutant.id}: {r.mutant.file}:{r.mutant.line} ({r.mutant.scope}) "
+            f"{r.mutant.operator}: {_short(r.mutant.original)} -> {_short(r.mutant.mutated)}"
+            for r in self.survivors
+        ]
+        found += [
+            f"stale {e.describe()}: matches no mutant of this run; update or delete it" for e in self.stale
+        ]
+        found += [
+            f"refuted {e.describe()}: {r.mutant.id} is killed by {r.failed or 'a test'}, so not equivalent"
+            for e, r in self.refuted
+        ]
+        found += [
+            f"ambiguous {e.describe()}: matches {len(rs)} identical edits, not all surviving; "
+            f"add occurrence = N (1 to {len(rs)}, in source order) to pick the equivalent ones"
+            for e, rs in self.ambiguous
+        ]
+        return found
+
+
+def _short(text: str, limit: int = 60) -> str:
+    one = " ".join(text.split())
+    return repr(one if len(one) <= limit else one[: limit - 3] + "...")
+
+
+def judge(results: SweepResults, equivalents: tuple[Equivalent, ...]) -> Judgement:
+    j = Judgement(shard=results.shard)
+    reviewed: dict[str, Equivalent] = {}
+    for entry in equivalents:
+        hits = [r for r in results.results if entry.matches(r.mutant)]
+        if not hits:
+            # On a declared shard the mutant may be another shard's: only a whole run can call it stale.
+            if results.shard is None:
+                j.stale.append(entry)
+            continue
+        killed = [r for r in hits if r.verdict in (KILLED, TIMEOUT)]
+        if killed and len(killed) < len(hits):
+            j.ambiguous.append((entry, hits))
+            continue
+        for hit in hits:
+            if hit.verdict in (KILLED, TIMEOUT):
+                j.refuted.append((entry, hit))
+            else:
+                reviewed[hit.mutant.id] = entry
+    for result in sorted(results.results, key=lambda r: r.mutant.id):
+        if result.verdict in (KILLED, TIMEOUT):
+            j.killed.append(result)
+        elif result.mutant.id in reviewed:
+            j.equivalent.append((result, reviewed[result.mutant.id]))
+        else:
+            j.survivors.append(result)
+    return j

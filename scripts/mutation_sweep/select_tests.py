@@ -1,0 +1,93 @@
+"""Which tests reach which line: one coverage run with a context per test, read back as a map.
+
+A mutant runs only the tests that execute its statement. A statement no test executes on its own
+(module level, class bodies, definitions, lines only an interrupt reaches) runs the whole suite.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coverage import CoverageData
+
+SUITE = "<suite>"
+
+
+def _node_id(context: str, test_files: dict[str, str]) -> str | None:
+    # coverage names a test by its module's __name__ and qualified name: test_x.Class.test_y
+    parts = context.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:cut])
+        path = test_files.get(module)
+        if path is not None:
+            return "::".join([path, *parts[cut:]])
+    return None
+
+
+@dataclass(frozen=True)
+class TestMap:
+    lines: dict[str, dict[int, tuple[str, ...]]]  # {file: {line: node ids}}
+    suite_order: tuple[str, ...]  # the test files, quickest first: a whole-suite run with -x dies early
+
+
+def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
+    """Which tests execute each line of the package's files, from one run of the suite."""
+    test_files: dict[str, str] = {}
+    for path in sorted((root / "tests").rglob("test_*.py")):
+        rel = path.relative_to(root).as_posix()
+        test_files[path.stem] = rel
+        test_files[".".join(path.relative_to(root).with_suffix("").parts)] = rel
+    with tempfile.TemporaryDirectory(prefix="sweep-map-") as tmp:
+        rc = Path(tmp, "coveragerc")
+        data_file = Path(tmp, "coverage")
+        rc.write_text(
+            f"[run]\ndynamic_context = test_function\nsource = {package}\ndata_file = {data_file}\n"
+        )
+        env = {**os.environ, "COVERAGE_RCFILE": str(rc)}
+        junit = Path(tmp, "junit.xml")
+        command = [
+            *(sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-x", f"--junitxml={junit}"),
+            *pytest_args,
+        ]
+        done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            tail = "\n".join(done.stdout.splitlines()[-15:])
+            raise RuntimeError(f"the unmutated suite is not green, so no mutant can be judged:\n{tail}")
+        data = CoverageData(basename=str(data_file))
+        data.read()
+        result: dict[str, dict[int, tuple[str, ...]]] = {}
+        for measured in data.measured_files():
+            rel = Path(measured).resolve().relative_to(root.resolve()).as_posix()
+            by_line: dict[int, tuple[str, ...]] = {}
+            for line, contexts in data.contexts_by_lineno(measured).items():
+                ids = {_node_id(c, test_files) for c in contexts if c}
+                by_line[line] = tuple(sorted(i for i in ids if i))
+            result[rel] = by_line
+        return TestMap(result, _quickest_first(junit, test_files))
+
+
+def _quickest_first(junit: Path, test_files: dict[str, str]) -> tuple[str, ...]:
+    seconds: dict[str, float] = {path: 0.0 for path in test_files.values()}
+    for case in ET.parse(junit).iter("testcase"):
+        # "tests.test_x" for a function, "tests.test_x.Class" for a method: the longest known prefix
+        parts = case.get("classname", "").split(".")
+        prefixes = (".".join(parts[:cut]) for cut in range(len(parts), 0, -1))
+        path = next((test_files[p] for p in prefixes if p in test_files), None)
+        if path is not None:
+            seconds[path] += float(case.get("time") or 0)
+    ran = {path for path, spent in seconds.items() if spent > 0}
+    return tuple(sorted(ran, key=lambda path: (seconds[path], path)))
+
+
+def tests_for(mapping: TestMap, file: str, lines: range) -> tuple[str, ...]:
+    found: set[str] = set()
+    for line in lines:
+        found.update(mapping.lines.get(file, {}).get(line, ()))
+    return tuple(sorted(found)) if found else (SUITE,)

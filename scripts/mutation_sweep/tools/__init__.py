@@ -1,0 +1,1 @@
+"""What the sweep writes and reads: its results file."""

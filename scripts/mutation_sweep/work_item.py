@@ -1,0 +1,63 @@
+"""A generated mutant and its verdict: the one record every stage of the sweep shares."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+# Verdicts. A mutant is killed when a selected test fails (or the mutant cannot be imported, which
+# fails every test), survives when all of them pass, and times out past the per-mutant limit.
+KILLED, SURVIVED, TIMEOUT, NO_TESTS = "killed", "survived", "timeout", "no tests"
+VERDICTS = (KILLED, SURVIVED, TIMEOUT, NO_TESTS)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One edit of one node of one file.
+
+    ``key`` names it by what it does, never by where: reviewed equivalents stay valid when code
+    elsewhere moves, and go stale when the code they describe changes.
+    """
+
+    file: str  # relative to the project root, with forward slashes
+    scope: str  # qualified name of the enclosing def or class, or "<module>"
+    operator: str
+    original: str  # the source text of the node, as written
+    mutated: str  # the text that replaces it
+    line: int  # first line of the node (1-based); for reports only, never part of the key
+    end_line: int
+    column: int = 0
+    end_column: int = 0
+    definition: bool = False  # the edit changes a def or class statement itself, not only its body
+    # the same edit of the same text can occur more than once in one scope: 1 for the first, 2 for the
+    # next, in source order; part of the id, not of the key
+    occurrence: int = 1
+
+    @property
+    def key(self) -> str:
+        return "|".join(
+            (self.file, self.scope, self.operator, _one_line(self.original), _one_line(self.mutated))
+        )
+
+    @property
+    def id(self) -> str:
+        """A short stable name: a digest of the key (and occurrence), so shards and reports agree on it."""
+        named = self.key if self.occurrence == 1 else f"{self.key}#{self.occurrence}"
+        return f"sweep-{hashlib.sha256(named.encode()).hexdigest()[:12]}"
+
+    def lines(self) -> range:
+        return range(self.line, self.end_line + 1)
+
+
+@dataclass(frozen=True)
+class Result:
+    mutant: Mutant
+    verdict: str
+    tests: tuple[str, ...] = ()  # the tests run against it, or ("<suite>",) for the whole suite
+    failed: str = ""  # the first test that failed, when one did
+    duration: float = 0.0
+    detail: str = field(default="", compare=False)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

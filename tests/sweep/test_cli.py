@@ -1,0 +1,60 @@
+"""The sweep's command line: bad input is exit 2 with one line naming what was wrong, and nothing written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sweep(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "mutation_sweep.py"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--out", "{tmp}/r.json", "--shard", "x"], "--shard must be I/N with 1 <= I <= N, got 'x'"),
+        (
+            ["run", "--out", "{tmp}/r.json", "--shard", "3/2"],
+            "--shard must be I/N with 1 <= I <= N, got '3/2'",
+        ),
+        (["run", "--out", "{tmp}/r.json", "--jobs", "0"], "--jobs must be >= 1, got 0"),
+        (["run", "--out", "{tmp}"], "is a directory"),
+        (["show", "sweep-000000000000"], "no mutant 'sweep-000000000000'"),
+        (["--config", "{tmp}/none.toml", "list"], "no such config file"),
+        (["merge", "--out", "{tmp}/m.json", "{tmp}/none.json"], "no such sweep results file"),
+    ],
+)
+def test_bad_input_is_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    done = _sweep(*(a.format(tmp=tmp_path) for a in args))
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_list_and_show_name_the_same_mutants() -> None:
+    listed = _sweep("list", "--shard", "1/50")
+    assert listed.returncode == 0, listed.stderr
+    first = listed.stdout.splitlines()[0].split()[0]
+    shown = _sweep("show", first)
+    assert shown.returncode == 0
+    assert shown.stdout.startswith("--- a/guard_lib/")
+
+
+def test_help() -> None:
+    done = _sweep("--help")
+    assert done.returncode == 0
+    assert "run    --out FILE" in done.stdout

@@ -1,0 +1,417 @@
+"""An interrupt at any instruction inside guard_lib leaves no device moved that nobody owes.
+
+The invariant: wherever a KeyboardInterrupt lands inside ``create``, ``device.__enter__`` / ``__exit__``,
+``close``, ``take``, ``CallerStreamGuard`` or ``Result``, once the caller's own ``with`` blocks have run,
+the thread is where the uninterrupted run leaves it, or on a device that a guard the caller holds still
+owes (and closing the guards it holds puts the thread there). No restore is ever repeated: no selection
+of the device the thread is already on. No finaliser complains.
+
+A tracer counts the instructions executed in guard_lib's own frames and raises KeyboardInterrupt before
+the N-th, for every N, on every path, except at the boundary with the caller: the entry of a frame
+called from outside guard_lib (before its first statement does anything) and its return there. An
+interrupt at either is one in the caller's code, just before the call or just after it. The simulated
+runtime stands for C code and is not interrupted
+midway; ``raise_next`` covers a runtime call that raises after taking effect. Finalisers are not
+interrupted either: an exception there is only ever printed, never raised to the caller.
+"""
+
+from __future__ import annotations
+
+import dis
+import gc
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+import guard_lib
+from guard_lib import CallerStreamGuard, DeviceGuard, Err, Ok, cuda_errors, device, get_caller_stream
+from guard_lib.runtime import SimulatedRuntime
+
+_LIB = Path(guard_lib.__file__).resolve().parent
+# The simulated runtime stands for C code; the plugin is the tests' own.
+_NOT_INTERRUPTED = {_LIB / "simulated.py", _LIB / "testing.py"}
+
+
+def _interruptible(frame: FrameType) -> bool:
+    path = Path(frame.f_code.co_filename)
+    return path.parent == _LIB and path not in _NOT_INTERRUPTED and frame.f_code.co_name != "__del__"
+
+
+_RETURNS = {dis.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST") if name in dis.opmap}
+_PRELUDE = {dis.opmap[name] for name in ("RESUME", "NOP", "COPY_FREE_VARS", "MAKE_CELL") if name in dis.opmap}
+
+
+def _at_the_boundary(frame: FrameType) -> bool:
+    """Whether the frame, called from outside guard_lib, is at its entry or its return.
+
+    An interrupt there is one in the caller just before the call or just after it: CPython's ``with``
+    statement can lose ``__exit__`` there for every context manager (gh-74174), and a value being
+    returned is the caller's already.
+    """
+    caller = frame.f_back
+    if caller is not None and _interruptible(caller):
+        return False
+    code, at = frame.f_code.co_code, frame.f_lasti
+    if code[at] in _RETURNS:
+        return True
+    return all(
+        code[offset] in _PRELUDE for offset in range(0, at + 1, 2) if code[offset] != dis.opmap["CACHE"]
+    )
+
+
+class Interrupter:
+    """Raise KeyboardInterrupt before the ``at``-th instruction executed in guard_lib (never if 0)."""
+
+    def __init__(self, at: int, on_fire: Callable[[], None]) -> None:
+        self.at = at
+        self.on_fire = on_fire
+        self.count = 0
+        self.fired = False
+
+    def _global(self, frame: FrameType, event: str, arg: object) -> Any:
+        if event == "call" and _interruptible(frame):
+            frame.f_trace_opcodes = True
+            frame.f_trace_lines = False
+            return self._local
+        return None
+
+    def _local(self, frame: FrameType, event: str, arg: object) -> Any:
+        if event == "opcode" and not _at_the_boundary(frame):
+            self.count += 1
+            if self.count == self.at:
+                self.fired = True
+                self.on_fire()
+                # Raising from the tracer raises in the traced frame, before this instruction runs.
+                raise KeyboardInterrupt(f"instruction {self.at}")
+        return self._local
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        # Coverage's tracer steps aside meanwhile: the lines only an interrupt reaches are marked
+        # "# interrupted" and left out of the coverage figure; this test and the mutants prove them.
+        previous = sys.gettrace()
+        sys.settrace(self._global)
+        try:
+            yield
+        finally:
+            sys.settrace(previous)
+
+
+class WatchedRuntime(SimulatedRuntime):
+    """Records every selection of the device the thread is already on: a restore done twice."""
+
+    __slots__ = ("repeated",)
+
+    def __init__(self, device_count: int) -> None:
+        super().__init__(device_count)
+        self.repeated: list[int] = []
+
+    def set_device(self, index: int, /) -> tuple[int]:
+        if index == self.current_device:
+            self.repeated.append(index)
+        return super().set_device(index)
+
+
+@dataclass
+class Held:
+    """What the caller's code holds, in the order it got hold of it."""
+
+    objects: list[object] = field(default_factory=list)
+
+    def __call__(self, obj: object) -> Any:
+        self.objects.append(obj)
+        return obj
+
+    def owing(self) -> list[Any]:
+        guards: list[Any] = []
+        for held in self.objects:
+            obj = held._value if isinstance(held, Ok) else held
+            if isinstance(obj, (DeviceGuard, device)) and not getattr(obj, "_restored", True):
+                guards.append(obj)
+        return guards
+
+
+Scenario = Callable[[WatchedRuntime, Held], None]
+
+
+def _with_guard(rt: WatchedRuntime, hold: Held, index: int) -> None:
+    result = hold(DeviceGuard.create(index, runtime=rt))
+    match result:
+        case Ok(guard):
+            with guard:
+                pass
+        case Err(error):
+            assert isinstance(error, guard_lib.GuardError)
+
+
+def already_current(rt: WatchedRuntime, hold: Held) -> None:
+    _with_guard(rt, hold, 0)
+
+
+def switch(rt: WatchedRuntime, hold: Held) -> None:
+    _with_guard(rt, hold, 1)
+
+
+def device_switch(rt: WatchedRuntime, hold: Held) -> None:
+    with hold(device(1, runtime=rt)):
+        pass
+
+
+def device_already_current(rt: WatchedRuntime, hold: Held) -> None:
+    with hold(device(0, runtime=rt)):
+        pass
+
+
+def failed_switch_that_moved(rt: WatchedRuntime, hold: Held) -> None:
+    rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE, moves_to=1)
+    _with_guard(rt, hold, 1)
+
+
+def failed_switch_that_did_not_move(rt: WatchedRuntime, hold: Held) -> None:
+    _with_guard(rt, hold, 7)
+
+
+def device_failed_switch_that_moved(rt: WatchedRuntime, hold: Held) -> None:
+    rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE, moves_to=1)
+    with pytest.raises(guard_lib.GuardError), hold(device(1, runtime=rt)):
+        pass
+
+
+def failed_switch_unreadable_after(rt: WatchedRuntime, hold: Held) -> None:
+    rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE, moves_to=1)
+    rt.fail_next("get_device", cuda_errors.LAUNCH_FAILURE)
+    rt.fail_next("get_device", cuda_errors.LAUNCH_FAILURE)
+    # The first read is the guard's own, before the switch: the guard refuses; nothing moved.
+    _with_guard(rt, hold, 1)
+
+
+def failed_restore(rt: WatchedRuntime, hold: Held) -> None:
+    result = hold(DeviceGuard.create(1, runtime=rt))
+    guard = result.unwrap()
+    with guard:
+        rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE)
+
+
+def take(rt: WatchedRuntime, hold: Held) -> None:
+    guard = hold(hold(DeviceGuard.create(1, runtime=rt)).unwrap())
+    with guard:
+        taker = hold(guard.take())
+        with taker:
+            pass
+
+
+def nested(rt: WatchedRuntime, hold: Held) -> None:
+    outer = hold(hold(DeviceGuard.create(1, runtime=rt)).unwrap())
+    with outer:
+        with hold(device(2, runtime=rt)):
+            inner = hold(hold(DeviceGuard.create(3, runtime=rt)).unwrap())
+            with inner:
+                pass
+        assert rt.current_device == 1
+
+
+def switch_raises_after_effect(rt: WatchedRuntime, hold: Held) -> None:
+    rt.raise_next("set_device", KeyboardInterrupt("from the runtime"))
+    _with_guard(rt, hold, 1)
+
+
+def restore_raises_after_effect(rt: WatchedRuntime, hold: Held) -> None:
+    with hold(device(1, runtime=rt)):
+        rt.raise_next("set_device", KeyboardInterrupt("from the runtime"))
+
+
+def read_raises(rt: WatchedRuntime, hold: Held) -> None:
+    rt.raise_next("get_device", KeyboardInterrupt("from the runtime"))
+    _with_guard(rt, hold, 1)
+
+
+def stream_guard(rt: WatchedRuntime, hold: Held) -> None:
+    with CallerStreamGuard("outer"):
+        with CallerStreamGuard("inner"):
+            assert get_caller_stream() == "inner"
+        assert get_caller_stream() == "outer"
+
+
+def result_inspected(rt: WatchedRuntime, hold: Held) -> None:
+    result = hold(DeviceGuard.create(1, runtime=rt))
+    assert result.is_ok()
+    assert not result.is_err()
+    guard = result.value
+    with guard:
+        pass
+    refused = hold(DeviceGuard.create(9, runtime=rt))
+    assert refused.is_err()
+    assert not refused.is_ok()
+    assert refused.error.device_index == 9
+    with pytest.raises(guard_lib.GuardError):
+        refused.unwrap()
+    assert repr(result).startswith("Ok(")
+    assert repr(refused).startswith("Err(")
+
+
+SCENARIOS: dict[str, Scenario] = {
+    f.__name__: f
+    for f in (
+        already_current,
+        switch,
+        device_switch,
+        device_already_current,
+        failed_switch_that_moved,
+        failed_switch_that_did_not_move,
+        device_failed_switch_that_moved,
+        failed_switch_unreadable_after,
+        failed_restore,
+        take,
+        nested,
+        switch_raises_after_effect,
+        restore_raises_after_effect,
+        read_raises,
+        stream_guard,
+        result_inspected,
+    )
+}
+
+
+@dataclass
+class Outcome:
+    device: int
+    stream: object
+    repeated: list[int]
+    owing: int
+    problems: list[str]
+    instructions: int
+    fired: bool
+
+
+def _run(scenario: Scenario, at: int) -> Outcome:
+    rt = WatchedRuntime(device_count=4)
+    hold = Held()
+    # One asynchronous exception a run: once the tracer's lands, a raise the runtime still holds won't.
+    interrupter = Interrupter(at, on_fire=rt.clear_faults)
+    unraisable: list[str] = []
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value} in {u.object!r}")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with interrupter.active():
+                    scenario(rt, hold)
+            except KeyboardInterrupt:
+                pass
+            rt.clear_faults()
+            owing = hold.owing()
+            settled_by_the_caller = rt.current_device
+            if settled_by_the_caller != 0:
+                # Left on a borrowed device: a guard the caller holds must still owe it. Close them all,
+                # innermost first, as the caller's recovery would.
+                for guard in reversed(owing):
+                    guard.close()
+            owed = len(owing)
+            # A result the caller holds and never looked at may warn; one it never received must not.
+            unchecked_held = sum(
+                1 for obj in hold.objects if isinstance(obj, (Ok, Err)) and not getattr(obj, "_checked", True)
+            )
+            hold.objects.clear()
+            owing.clear()
+            # Results dropped in a traceback's cycle are finalised here, under this recorder.
+            gc.collect()
+    finally:
+        sys.unraisablehook = previous_hook
+    problems = list(unraisable)
+    unclosed = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    unchecked = [str(w.message) for w in caught if issubclass(w.category, guard_lib.UncheckedResultWarning)]
+    if len(unchecked) > unchecked_held:
+        problems += unchecked
+    if len(unclosed) > owed:
+        # A guard that owed a restore was lost without the caller ever holding it.
+        problems += unclosed
+    return Outcome(
+        device=rt.current_device,
+        stream=get_caller_stream(),
+        repeated=rt.repeated,
+        owing=owed,
+        problems=problems,
+        instructions=interrupter.count,
+        fired=interrupter.fired,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _collect_only_what_a_run_made() -> Iterator[None]:
+    # Each run ends with a collection; frozen, the rest of the process costs it nothing.
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_an_interrupt_at_any_instruction_leaves_no_device_moved_that_nobody_owes(name: str) -> None:
+    scenario = SCENARIOS[name]
+    clean = _run(scenario, at=0)
+    assert clean.problems == []
+    assert clean.repeated == []
+    assert clean.owing == 0
+    total = clean.instructions
+    assert total > 10, f"{name}: the tracer saw only {total} instructions in guard_lib"
+    failures: list[str] = []
+    for at in range(1, total + 1):
+        outcome = _run(scenario, at)
+        if not outcome.fired:
+            continue
+        where = f"{name}: interrupt before instruction {at} of {total}"
+        # The caller's device, or where a failed restore leaves the uninterrupted run too.
+        if outcome.device not in {0, clean.device}:
+            failures.append(f"{where}: thread left on device {outcome.device}, expected {clean.device}")
+        if outcome.stream is not None:
+            failures.append(f"{where}: caller stream left as {outcome.stream!r}")
+        if outcome.repeated:
+            failures.append(f"{where}: a restore was repeated (selected {outcome.repeated} again)")
+        failures += [f"{where}: {problem}" for problem in outcome.problems]
+    assert not failures, "\n".join(failures[:20]) + f"\n({len(failures)} in all)"
+
+
+def test_the_tracer_interrupts_every_instruction_it_counts() -> None:
+    # The sweep above is only as good as its tracer: each N up to the clean count must fire once.
+    clean = _run(switch, at=0)
+    fired = [_run(switch, at).fired for at in range(1, clean.instructions + 1)]
+    assert all(fired)
+    assert not _run(switch, at=clean.instructions + 1).fired
+
+
+def test_an_unrecovered_guard_is_caught_by_the_check() -> None:
+    # A guard interrupted before the caller's with block ends still owes, and the recovery pays it.
+    rt = WatchedRuntime(device_count=2)
+    guard = DeviceGuard.create(1, runtime=rt).unwrap()
+    hold = Held([guard])
+    assert hold.owing() == [guard]
+    guard.close()
+    assert hold.owing() == []
+    assert rt.current_device == 0
+
+
+def test_finalisers_tolerate_objects_whose_init_never_ran(recwarn: pytest.WarningsRecorder) -> None:
+    unraisable: list[object] = []
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = unraisable.append
+    try:
+        guard = object.__new__(DeviceGuard)
+        del guard
+        ok = object.__new__(Ok)
+        del ok
+        err = object.__new__(Err)
+        del err
+    finally:
+        sys.unraisablehook = previous_hook
+    assert unraisable == []
+    assert len(recwarn) == 0
