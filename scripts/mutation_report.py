@@ -339,6 +339,18 @@ def _html_sweep(ev: Evaluation) -> list[str]:
             f"<td>{count('critical')}</td><td>{count(None)}</td></tr>"
         )
     parts.append("</table>")
+    for path, lines in sorted(coverage.executable.items()):
+        per = coverage.engines.get(path, {})
+        source = Path(path).read_text(encoding="utf-8").splitlines() if Path(path).is_file() else []
+        parts.append(f"<details class='line-engines'><summary>{e(path)}: engines per line</summary><table>")
+        parts.append("<tr><th>line</th><th>engines</th><th>source</th></tr>")
+        for ln in lines:
+            engines = ", ".join(sorted(per.get(ln, set()))) or "none"
+            text = source[ln - 1].strip() if 0 < ln <= len(source) else ""
+            parts.append(
+                f"<tr><td>{ln}</td><td>{e(engines)}</td><td><code>{e(_one_line(text))}</code></td></tr>"
+            )
+        parts.append("</table></details>")
     if j.equivalent:
         parts.append("<h3>Reviewed equivalent (sweep)</h3><ul id='sweep-equivalents'>")
         parts += [

@@ -77,6 +77,7 @@ def test_constants_bound_at_import() -> None:
     assert (cuda_errors.SUCCESS, cuda_errors.INVALID_VALUE, cuda_errors.INSUFFICIENT_DRIVER) == (0, 1, 35)
     assert (cuda_errors.NO_DEVICE, cuda_errors.INVALID_DEVICE, cuda_errors.LAUNCH_FAILURE) == (100, 101, 719)
     assert frozenset({3, 34, 35, 100}) == cuda_errors.NO_CUDA_CODES
+    assert type(cuda_errors.NO_CUDA_CODES) is frozenset  # shared by every guard: nobody may add to it
     assert simulated.OPS == ("get_device", "set_device", "get_device_count")
     assert caller_stream._CALLER_STREAM.name == "guard_lib.caller_stream"
     assert caller_stream._CALLER_STREAM.get() is None
@@ -157,3 +158,20 @@ def test_a_runtime_must_answer_every_question_of_the_protocol(missing: str) -> N
     assert not isinstance(partial, DeviceRuntime)
     with pytest.raises(TypeError, match="use_runtime\\(\\) needs a DeviceRuntime, got Partial"):
         use_runtime(partial).__enter__()
+
+
+def test_a_fresh_runtime_module_has_no_default_until_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same check as above, in this process: a fresh copy of the module, executed by its own loader.
+    import importlib.util
+
+    from guard_lib import runtime
+
+    monkeypatch.delenv("GUARD_LIB_RUNTIME", raising=False)
+    spec = runtime.__spec__
+    assert spec is not None
+    assert spec.loader is not None
+    fresh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fresh)
+    first = fresh.get_runtime()
+    assert type(first).__name__ == "CudaRuntime"
+    assert fresh.get_runtime() is first

@@ -253,6 +253,8 @@ def test_the_thread_check_names_what_went_wrong() -> None:
         "cannot take over a DeviceGuard for CUDA device 1 from another thread: "
         "only the thread that created it can restore its device"
     )
+    assert isinstance(error, GuardError)
+    assert error.device_index == 1
     guard.close()
 
 
@@ -266,6 +268,8 @@ def test_a_caller_stream_guard_is_per_thread_both_ways() -> None:
         error = _on_thread(lambda: guard.__exit__(None, None, None))
         assert isinstance(error, GuardError)
         assert str(error) == "this CallerStreamGuard was entered in another thread or task; exit it there"
+        assert isinstance(error, GuardError)
+        assert error.device_index is None
         assert guard_lib.get_caller_stream() == "mine"
     assert guard_lib.get_caller_stream() is None
 
@@ -435,3 +439,25 @@ def test_a_type_refusal_names_no_device() -> None:
     error = refusal(DeviceGuard.create("1", runtime=SimulatedRuntime()))  # type: ignore[arg-type]
     assert isinstance(error, GuardTypeError)
     assert error.device_index is None
+
+
+class _EnumCodes(SimulatedRuntime):
+    """Answers with cuda-python's own cudaError_t members, as CudaRuntime does, instead of ints."""
+
+    __slots__ = ()
+
+    def get_device(self) -> tuple[Any, int | None]:
+        from cuda.bindings.runtime import cudaError_t
+
+        code, index = super().get_device()
+        return cudaError_t(code), index
+
+
+@pytest.mark.parametrize(("code", "message"), [(100, "no CUDA driver or device was found"), (719, "")])
+def test_an_error_code_from_the_bindings_comes_back_a_plain_int(code: int, message: str) -> None:
+    sim = _EnumCodes()
+    sim.fail_next("get_device", code)
+    error = refusal(DeviceGuard.create(1, runtime=sim))
+    assert type(error.code) is int
+    assert error.code == code
+    assert message in str(error)

@@ -97,7 +97,9 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
             m,
             _module(m.file),
             generated.sources[m.id],
-            tests_for(mapping, m.file, m.lines()),
+            # A definition's header (its signature, bases, decorators) is seen by every caller, including
+            # those that never run its body: those mutants run the whole suite.
+            ("<suite>",) if m.definition else tests_for(mapping, m.file, m.lines()),
             mapping.suite_order,
         )
         for m in mutants

@@ -101,7 +101,13 @@ def _only_for_annotations(node: ast.stmt, loaded: set[str]) -> bool:
         bound = [(a.asname or a.name).split(".")[0] for a in node.names]
     elif (
         isinstance(node, ast.Assign)
-        and isinstance(node.value, (ast.Subscript, ast.BinOp))  # a type alias: X = tuple[...] or A | B
+        # a type alias (X = tuple[...], A | B) or a type variable (T = TypeVar("T"))
+        and (
+            isinstance(node.value, (ast.Subscript, ast.BinOp))
+            or (isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == "TypeVar")
+        )
         and all(isinstance(t, ast.Name) and not t.id.startswith("__") for t in node.targets)
     ):
         bound = [t.id for t in node.targets if isinstance(t, ast.Name)]
