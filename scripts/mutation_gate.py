@@ -149,13 +149,27 @@ def evaluate(
 ) -> Evaluation:
     _check_complete(results)
     ev = Evaluation(results=results, config=config, critical=critical)
+    _match_equivalents(ev, results, config)
+    for mutant in sorted(results.mutants, key=lambda m: natural_key(m.name)):
+        if mutant.status in KILLED:
+            ev.killed.append(mutant)
+        elif mutant.name in ev.equivalent_of or mutant.status in EXCLUDED:
+            ev.excluded.append(mutant)
+        else:
+            ev.survivors.append(mutant)
+    return ev
+
+
+def _match_equivalents(ev: Evaluation, results: Results, config: GateConfig) -> None:
+    """Sort each reviewed entry into equivalent, stale, out of scope, ambiguous or refuted."""
     in_scope = _functions_in_scope(results)
-    matches: dict[int, list[MutantRecord]] = {}
     for entry in config.equivalents:
-        matches[entry.index] = [m for m in results.mutants if equivalent_matches(entry, m)]
-    for entry in config.equivalents:
-        hits = matches[entry.index]
-        if len(hits) > 1:
+        hits = [m for m in results.mutants if equivalent_matches(entry, m)]
+        if len(hits) > 1 and _same_edit_everywhere(hits):
+            # The very same edit of the very same line, made in several places of one function: one
+            # review answers for all, as long as every one of them survived.
+            ev.equivalent_of.update((m.name, entry) for m in hits)
+        elif len(hits) > 1:
             ev.ambiguous.append((entry, sorted((m.name for m in hits), key=natural_key)))
         elif not hits:
             if in_scope is None or entry.function in in_scope:
@@ -168,14 +182,11 @@ def evaluate(
         elif hits[0].status in KILLED:
             # the tests tell this mutant apart, so the reviewed claim is wrong (or no longer needed)
             ev.refuted.append((entry, hits[0].name))
-    for mutant in sorted(results.mutants, key=lambda m: natural_key(m.name)):
-        if mutant.status in KILLED:
-            ev.killed.append(mutant)
-        elif mutant.name in ev.equivalent_of or mutant.status in EXCLUDED:
-            ev.excluded.append(mutant)
-        else:
-            ev.survivors.append(mutant)
-    return ev
+
+
+def _same_edit_everywhere(hits: list[MutantRecord]) -> bool:
+    sides = {tuple(map(tuple, diff_sides(m.diff))) for m in hits}
+    return len(sides) == 1 and all(m.status in SURVIVED for m in hits)
 
 
 def _functions_in_scope(results: Results) -> set[str] | None:

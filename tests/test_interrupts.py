@@ -10,14 +10,15 @@ A tracer counts the instructions executed in guard_lib's own frames and raises K
 the N-th, for every N, on every path, except at the boundary with the caller: the entry of a frame
 called from outside guard_lib (before its first statement does anything) and its return there. An
 interrupt at either is one in the caller's code, just before the call or just after it. The simulated
-runtime stands for C code and is not interrupted
-midway; ``raise_next`` covers a runtime call that raises after taking effect. Finalisers are not
-interrupted either: an exception there is only ever printed, never raised to the caller.
+runtime stands for C code and is not interrupted midway; ``raise_next`` covers a runtime call that
+raises after taking effect. Finalisers are not interrupted either: an exception there is only ever
+printed, never raised to the caller.
 """
 
 from __future__ import annotations
 
 import dis
+import functools
 import gc
 import sys
 import warnings
@@ -39,9 +40,14 @@ _LIB = Path(guard_lib.__file__).resolve().parent
 _NOT_INTERRUPTED = {_LIB / "simulated.py", _LIB / "testing.py"}
 
 
+@functools.cache
+def _in_the_library(filename: str) -> bool:
+    path = Path(filename).resolve()
+    return path.parent == _LIB and path not in _NOT_INTERRUPTED
+
+
 def _interruptible(frame: FrameType) -> bool:
-    path = Path(frame.f_code.co_filename)
-    return path.parent == _LIB and path not in _NOT_INTERRUPTED and frame.f_code.co_name != "__del__"
+    return _in_the_library(frame.f_code.co_filename) and frame.f_code.co_name != "__del__"
 
 
 _RETURNS = {dis.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST") if name in dis.opmap}
@@ -238,9 +244,13 @@ def read_raises(rt: WatchedRuntime, hold: Held) -> None:
 
 def stream_guard(rt: WatchedRuntime, hold: Held) -> None:
     with CallerStreamGuard("outer"):
-        with CallerStreamGuard("inner"):
-            assert get_caller_stream() == "inner"
-        assert get_caller_stream() == "outer"
+        try:
+            with CallerStreamGuard("inner"):
+                assert get_caller_stream() == "inner"
+        finally:
+            # interrupted or not, leaving the inner guard gives the outer selection back
+            if get_caller_stream() != "outer":
+                raise AssertionError(f"the outer stream was lost: {get_caller_stream()!r}")
 
 
 def result_inspected(rt: WatchedRuntime, hold: Held) -> None:

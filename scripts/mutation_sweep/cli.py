@@ -25,7 +25,7 @@ from coverage.parser import PythonParser
 from . import config as sweep_config
 from .distribution import fork_engine
 from .generate import Generated, generate
-from .select_tests import test_map, tests_for
+from .select_tests import SUITE, test_map, tests_for
 from .tools.results import ResultsError, SweepResults, load, merge, select_shard, universe_of
 from .work_item import KILLED, Result
 
@@ -92,20 +92,20 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         dict(generated.skipped) or "none",
     )
     mapping = test_map(ROOT, cfg.package, cfg.pytest_args)
-    jobs = [
-        fork_engine.Job(
-            m,
-            _module(m.file),
-            generated.sources[m.id],
-            # A definition's header (its signature, bases, decorators) is seen by every caller, including
-            # those that never run its body: those mutants run the whole suite.
-            ("<suite>",) if m.definition else tests_for(mapping, m.file, m.lines()),
-            mapping.suite_order,
+    jobs = []
+    for m in mutants:
+        tests = tests_for(mapping, m.file, m.lines())
+        # What runs at import (module level, class bodies) and a definition's header (its signature,
+        # bases, decorators) are seen by tests that coverage does not tie to them: once the tests that
+        # do reach the statement pass, the whole suite runs.
+        then_suite = (m.definition or m.at_import) and tests != (SUITE,)
+        jobs.append(
+            fork_engine.Job(
+                m, _module(m.file), generated.sources[m.id], tests, mapping.suite_order, then_suite
+            )
         )
-        for m in mutants
-    ]
     # the slowest (whole-suite) jobs first, so two cores finish together
-    jobs.sort(key=lambda j: (j.tests != ("<suite>",), j.mutant.id))
+    jobs.sort(key=lambda j: (j.tests != (SUITE,) and not j.then_suite, j.mutant.id))
     done = [0]
 
     def progress(result: Result) -> None:

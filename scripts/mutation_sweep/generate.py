@@ -15,6 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .interceptors import compiles_the_same
+from .interceptors.annotations import (
+    annotation_children,
+    is_type_checking,
+    loaded_outside_annotations,
+    only_for_annotations,
+)
 from .operators import ALL
 from .operators.base import Edit
 from .work_item import Mutant
@@ -41,79 +47,7 @@ class _Site:
     scope: str
     statement: ast.stmt
     skip: str | None
-
-
-def _is_type_checking(node: ast.stmt) -> bool:
-    test = getattr(node, "test", None)
-    return isinstance(node, ast.If) and (
-        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-    )
-
-
-def _annotation_children(node: ast.AST) -> list[ast.AST]:
-    found: list[ast.AST] = []
-    if isinstance(node, ast.arg) and node.annotation is not None:
-        found.append(node.annotation)
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
-        found.append(node.returns)
-    if isinstance(node, ast.AnnAssign):
-        found.append(node.annotation)
-    return found
-
-
-def _loaded_outside_annotations(tree: ast.Module) -> set[str]:
-    """Names the module reads anywhere but in annotations (``__all__`` entries count as read)."""
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        skip.update(id(a) for a in _annotation_children(node))
-    names: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if id(node) in skip:
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            visit(node.value)
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
-            names.update(
-                e.value
-                for e in ast.walk(node.value)
-                if isinstance(e, ast.Constant) and isinstance(e.value, str)
-            )
-    return names
-
-
-def _only_for_annotations(node: ast.stmt, loaded: set[str]) -> bool:
-    """An import, or a type alias, whose names nothing but annotations reads."""
-    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-        return False
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        bound = [(a.asname or a.name).split(".")[0] for a in node.names]
-    elif (
-        isinstance(node, ast.Assign)
-        # a type alias (X = tuple[...], A | B) or a type variable (T = TypeVar("T"))
-        and (
-            isinstance(node.value, (ast.Subscript, ast.BinOp))
-            or (isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Name)
-            and node.value.func.id == "TypeVar")
-        )
-        and all(isinstance(t, ast.Name) and not t.id.startswith("__") for t in node.targets)
-    ):
-        bound = [t.id for t in node.targets if isinstance(t, ast.Name)]
-    else:
-        return False
-    return not any(name in loaded for name in bound)
+    at_import: bool  # the statement runs when the module is imported: module level or a class body
 
 
 def _sites(tree: ast.Module, loaded: set[str]) -> Iterator[_Site]:
@@ -125,21 +59,21 @@ def _sites(tree: ast.Module, loaded: set[str]) -> Iterator[_Site]:
             statement = node
             if top and isinstance(node, (ast.Assign, ast.AnnAssign)):
                 setattr(node, "_sweep_bound_at_top", True)  # noqa: B010 - ast nodes take no typed extras
-            if _is_type_checking(node):
+            if is_type_checking(node):
                 skip = skip or TYPE_CHECKING
-            if _only_for_annotations(node, loaded):
+            if only_for_annotations(node, loaded):
                 skip = skip or ANNOTATION_IMPORT
             if isinstance(node, ast.AnnAssign) and node.value is None:
                 skip = skip or ANNOTATION  # a declaration only: nothing of it runs
         if statement is not None:
-            yield _Site(node, scope, statement, skip)
-        annotations = {id(a) for a in _annotation_children(node)}
+            yield _Site(node, scope, statement, skip, top)
+        annotations = {id(a) for a in annotation_children(node)}
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
             annotations.add(id(node.slice))  # X[a, b] parameterises a type here; nothing indexes by tuple
         inner_scope, inner_top = scope, top
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inner_scope = node.name if scope == "<module>" else f"{scope}.{node.name}"
-            inner_top = isinstance(node, ast.ClassDef)
+            inner_top = top and isinstance(node, ast.ClassDef)
         for child in ast.iter_child_nodes(node):
             in_header = isinstance(
                 node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -215,6 +149,7 @@ def generate_file(path: Path, rel: str, out: Generated, loaded: set[str]) -> Non
                     end_line=statement.end_lineno or statement.lineno,
                     column=getattr(edit.node, "col_offset", 0),
                     definition=isinstance(statement, _DEFINITIONS) and not _inside_body(edit, statement),
+                    at_import=site.at_import,
                 )
                 if mutated_source in seen:
                     # two operators making the very same module: one run answers for both
@@ -233,7 +168,7 @@ def generate(root: Path, files: Sequence[str]) -> Generated:
     # a name any module of the package reads outside annotations is live in all of them
     loaded: set[str] = set()
     for rel in files:
-        loaded |= _loaded_outside_annotations(ast.parse((root / rel).read_text(encoding="utf-8")))
+        loaded |= loaded_outside_annotations(ast.parse((root / rel).read_text(encoding="utf-8")))
     for rel in files:
         generate_file(root / rel, rel, out, loaded)
     out.mutants.sort(key=lambda m: m.id)

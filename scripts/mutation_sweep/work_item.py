@@ -29,6 +29,7 @@ class Mutant:
     column: int = 0
     end_column: int = 0
     definition: bool = False  # the edit changes a def or class statement itself, not only its body
+    at_import: bool = False  # the statement runs at import: module level or a class body
     # the same edit of the same text can occur more than once in one scope: 1 for the first, 2 for the
     # next, in source order; part of the id, not of the key
     occurrence: int = 1

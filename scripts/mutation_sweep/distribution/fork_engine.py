@@ -9,6 +9,7 @@ then runs the mutant's tests in-process with ``pytest.main``; its exit status is
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import importlib.abc
 import importlib.util
@@ -24,6 +25,7 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 
+from ..select_tests import SUITE
 from ..work_item import KILLED, NO_TESTS, SURVIVED, TIMEOUT, Mutant, Result
 
 WARM_IMPORTS = (
@@ -41,8 +43,10 @@ class Job:
     mutant: Mutant
     module: str  # dotted name of the mutated module
     source: str  # its mutated text
-    tests: tuple[str, ...]  # node ids, or ("<suite>",)
-    suite_order: tuple[str, ...] = ("tests",)  # what "<suite>" runs, quickest files first
+    tests: tuple[str, ...]  # node ids, or (SUITE,)
+    suite_order: tuple[str, ...] = ("tests",)  # what SUITE runs, quickest files first
+    then_suite: bool = False  # when ``tests`` all pass, run the whole suite before calling it a survivor
+    spent: float = 0.0  # seconds an earlier phase of this mutant took
 
 
 class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -110,7 +114,7 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
         return 1
     import pytest
 
-    targets = list(job.suite_order if job.tests == ("<suite>",) else job.tests)
+    targets = list(job.suite_order if job.tests == (SUITE,) else job.tests)
     return int(
         pytest.main(
             ["-q", "-x", "-p", "no:cacheprovider", *pytest_args, *targets], plugins=[_FirstFailure(out)]
@@ -134,6 +138,28 @@ def _verdict(status: int) -> str:
     return KILLED
 
 
+def _spawn(job: Job, root: Path, pytest_args: Sequence[str], out: Path) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        status = 3
+        try:
+            status = _child(job, root, pytest_args, out, parent)
+        finally:
+            os._exit(status)
+    return pid
+
+
+@dataclass
+class _Running:
+    job: Job
+    started: float
+    fd: int
+    out: Path
+
+
 def run(
     jobs: Iterable[Job],
     root: Path,
@@ -146,51 +172,58 @@ def run(
     """Run every job, ``parallel`` at a time; each child and its process group die past ``timeout_s``."""
     os.chdir(root)
     pending = list(jobs)
-    running: dict[int, tuple[Job, float, int, Path]] = {}
+    running: dict[int, _Running] = {}
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="sweep-run-") as tmp:
         try:
             while pending or running:
                 while pending and len(running) < parallel:
                     job = pending.pop(0)
-                    out = Path(tmp, job.mutant.id)
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    parent = os.getpid()
-                    pid = os.fork()
-                    if pid == 0:  # pragma: no cover - the child
-                        status = 3
-                        try:
-                            status = _child(job, root, pytest_args, out, parent)
-                        finally:
-                            os._exit(status)
-                    running[pid] = (job, time.monotonic(), os.pidfd_open(pid), out)
-                fds = {fd: pid for pid, (_, _, fd, _) in running.items()}
-                deadline = min(started + timeout_s for _, started, _, _ in running.values())
-                ready, _, _ = select.select(list(fds), [], [], max(0.0, deadline - time.monotonic()))
+                    out = Path(tmp, f"{job.mutant.id}-{len(job.tests)}")
+                    pid = _spawn(job, root, pytest_args, out)
+                    running[pid] = _Running(job, time.monotonic(), os.pidfd_open(pid), out)
+                deadline = min(r.started + timeout_s for r in running.values())
+                fds = [r.fd for r in running.values()]
+                ready, _, _ = select.select(fds, [], [], max(0.0, deadline - time.monotonic()))
                 now = time.monotonic()
-                for pid, (job, started, fd, out) in list(running.items()):
-                    if fd in ready:
-                        _, status = os.waitpid(pid, 0)
-                        verdict = _verdict(os.waitstatus_to_exitcode(status))
-                    elif now - started >= timeout_s:
-                        _kill(pid)
-                        os.waitpid(pid, 0)
-                        verdict = TIMEOUT
-                    else:
+                for pid, child in list(running.items()):
+                    verdict = _reap(pid, child, ready, now, timeout_s)
+                    if verdict is None:
                         continue
-                    os.close(fd)
                     del running[pid]
-                    failed = out.read_text(encoding="utf-8") if out.exists() else ""
-                    result = Result(job.mutant, verdict, job.tests, failed, round(now - started, 3))
-                    results.append(result)
-                    on_result(result)
+                    job = child.job
+                    if verdict == SURVIVED and job.then_suite:
+                        # The likeliest killers passed: the rest of the suite decides, in a second child.
+                        spent = job.spent + now - child.started
+                        pending.insert(
+                            0, dataclasses.replace(job, tests=(SUITE,), then_suite=False, spent=spent)
+                        )
+                        continue
+                    failed = child.out.read_text(encoding="utf-8") if child.out.exists() else ""
+                    took = round(job.spent + now - child.started, 3)
+                    results.append(Result(job.mutant, verdict, job.tests, failed, took))
+                    on_result(results[-1])
         finally:
-            for pid, (_, _, fd, _) in running.items():
+            for pid, child in running.items():
                 _kill(pid)
                 os.waitpid(pid, 0)
-                os.close(fd)
+                os.close(child.fd)
     return results
+
+
+def _reap(pid: int, child: _Running, ready: list[int], now: float, timeout_s: float) -> str | None:
+    """The child's verdict once it has ended (or been ended for its time), else None."""
+    if child.fd in ready:
+        _, status = os.waitpid(pid, 0)
+        verdict = _verdict(os.waitstatus_to_exitcode(status))
+    elif now - child.started >= timeout_s:
+        _kill(pid)
+        os.waitpid(pid, 0)
+        verdict = TIMEOUT
+    else:
+        return None
+    os.close(child.fd)
+    return verdict
 
 
 def _kill(pid: int) -> None:

@@ -89,6 +89,7 @@ def _parse_result(entry: object, where: str) -> Result:
         **{k: entry[k] for k in _FIELDS},
         column=int(entry.get("column") or 0),
         definition=bool(entry.get("definition")),
+        at_import=bool(entry.get("at_import")),
         occurrence=int(entry.get("occurrence") or 1),
     )
     if entry.get("id") != mutant.id:
