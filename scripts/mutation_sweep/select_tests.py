@@ -20,15 +20,33 @@ from coverage import CoverageData
 SUITE = "<suite>"
 
 
-def _node_id(context: str, test_files: dict[str, str]) -> str | None:
-    # coverage names a test by its module's __name__ and qualified name: test_x.Class.test_y
+def _node_id(context: str, test_files: dict[str, str], collected: set[str]) -> str | None:
+    """The node id of the test a coverage context names, or its file where the names disagree.
+
+    coverage names a test by its module's ``__name__`` and the code's qualified name (test_x.Class.test_y);
+    a test class bound under another name (a hypothesis state machine's TestCase) only matches its file.
+    """
     parts = context.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        module = ".".join(parts[:cut])
-        path = test_files.get(module)
+        path = test_files.get(".".join(parts[:cut]))
         if path is not None:
-            return "::".join([path, *parts[cut:]])
+            node = "::".join([path, *parts[cut:]])
+            return node if node in collected else path
     return None
+
+
+def _collected(junit: Path, test_files: dict[str, str]) -> set[str]:
+    """Every test's node id, its parameters left off, as the unmutated run reported it."""
+    found: set[str] = set()
+    for case in ET.parse(junit).iter("testcase"):
+        parts = case.get("classname", "").split(".")
+        for cut in range(len(parts), 0, -1):
+            path = test_files.get(".".join(parts[:cut]))
+            if path is not None:
+                name = case.get("name", "").split("[")[0]
+                found.add("::".join([path, *parts[cut:], name]))
+                break
+    return found
 
 
 @dataclass(frozen=True)
@@ -60,6 +78,7 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
         if done.returncode != 0:
             tail = "\n".join(done.stdout.splitlines()[-15:])
             raise RuntimeError(f"the unmutated suite is not green, so no mutant can be judged:\n{tail}")
+        collected = _collected(junit, test_files)
         data = CoverageData(basename=str(data_file))
         data.read()
         result: dict[str, dict[int, tuple[str, ...]]] = {}
@@ -67,7 +86,7 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
             rel = Path(measured).resolve().relative_to(root.resolve()).as_posix()
             by_line: dict[int, tuple[str, ...]] = {}
             for line, contexts in data.contexts_by_lineno(measured).items():
-                ids = {_node_id(c, test_files) for c in contexts if c}
+                ids = {_node_id(c, test_files, collected) for c in contexts if c}
                 by_line[line] = tuple(sorted(i for i in ids if i))
             result[rel] = by_line
         return TestMap(result, _quickest_first(junit, test_files))
