@@ -124,9 +124,7 @@ def schema_report(ev: Evaluation) -> dict[str, Any]:
             m = result.mutant
             entry = file_entry(m.file)
             status = "Killed" if m.id in killed else "Ignored" if m.id in reviewed else "Survived"
-            status = {"timeout": "Timeout", "error": "RuntimeError", "no tests": "NoCoverage"}.get(
-                result.verdict, status
-            )
+            status = {"timeout": "Timeout", "no tests": "NoCoverage"}.get(result.verdict, status)
             sweep_item: dict[str, Any] = {
                 "id": f"sweep:{m.id}",
                 "mutatorName": m.operator,

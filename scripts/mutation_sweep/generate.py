@@ -143,9 +143,7 @@ def generate_file(path: Path, rel: str, out: Generated, loaded: set[str]) -> Non
                     operator=operator.name,
                     original=original,
                     mutated=edit.text,
-                    line=min(
-                        [statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])]
-                    ),
+                    line=statement.lineno,  # a decorated definition's line is its def, as coverage counts it
                     end_line=statement.end_lineno or statement.lineno,
                     column=getattr(edit.node, "col_offset", 0),
                     definition=isinstance(statement, _DEFINITIONS) and not _inside_body(edit, statement),

@@ -6,10 +6,9 @@ import hashlib
 from dataclasses import dataclass, field
 
 # Verdicts. A mutant is killed when a selected test fails (or the mutant cannot be imported, which
-# fails every test), survives when all of them pass, and times out past the per-mutant limit. An error
-# is pytest failing to run at all (an internal or usage error): it proves nothing, so it is no kill.
-KILLED, SURVIVED, TIMEOUT, NO_TESTS, ERROR = "killed", "survived", "timeout", "no tests", "error"
-VERDICTS = (KILLED, SURVIVED, TIMEOUT, NO_TESTS, ERROR)
+# fails every test), survives when all of them pass, and times out past the per-mutant limit.
+KILLED, SURVIVED, TIMEOUT, NO_TESTS = "killed", "survived", "timeout", "no tests"
+VERDICTS = (KILLED, SURVIVED, TIMEOUT, NO_TESTS)
 
 
 @dataclass(frozen=True)

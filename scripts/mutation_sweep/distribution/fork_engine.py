@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..select_tests import SUITE
-from ..work_item import ERROR, KILLED, NO_TESTS, SURVIVED, TIMEOUT, Mutant, Result
+from ..work_item import KILLED, NO_TESTS, SURVIVED, TIMEOUT, Mutant, Result
 
 WARM_IMPORTS = (
     "pytest",
@@ -132,13 +132,13 @@ def warm_up() -> None:
 
 def _verdict(status: int) -> str:
     # pytest: 0 all passed, 1 a test failed, 2 interrupted (a KeyboardInterrupt a mutant let escape),
-    # 3 internal error, 4 usage error, 5 no tests; below 0, killed by a signal (a crash)
+    # 3 internal error, 4 usage error (a conftest that cannot import the mutant), 5 no tests; below 0,
+    # killed by a signal. The unmutated suite ran green with the same arguments, so any other failure to
+    # pass is the mutant's doing.
     if status == 0:
         return SURVIVED
     if status == 5:
         return NO_TESTS
-    if status in (3, 4):
-        return ERROR
     return KILLED
 
 
@@ -204,10 +204,6 @@ def run(
                         )
                         continue
                     failed = child.out.read_text(encoding="utf-8") if child.out.exists() else ""
-                    if verdict == ERROR and failed:
-                        # pytest broke down after a test had failed (say, at unconfigure, over a warning
-                        # the suite turns into an error): the failed test decides
-                        verdict = KILLED
                     took = round(job.spent + now - child.started, 3)
                     results.append(Result(job.mutant, verdict, job.tests, failed, took))
                     on_result(results[-1])
