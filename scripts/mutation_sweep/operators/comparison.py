@@ -12,6 +12,7 @@ examples = (
     ("a < b\n", ("a <= b\n", "a > b\n", "a >= b\n", "a == b\n", "a != b\n")),
     ("a is None\n", ("a is not None\n",)),
     ("a not in b\n", ("a in b\n",)),
+    ("a + b\n", ()),
 )
 
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)

@@ -14,6 +14,7 @@ examples = (
     ("def f():\n    '''doc'''\n    return 1\n", ("pass\n\n\n", "def f():\n    '''doc'''\n    pass\n")),
     ("if a:\n    b()\n", ("pass\n\n", "if a:\n    pass\n")),
     ("@dec\ndef f():\n    pass\n", ("pass\n\n\n",)),
+    ('"doc"\nfrom __future__ import annotations\npass\n', ()),
 )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -188,6 +187,3 @@ def merge(parts: Sequence[SweepResults]) -> SweepResults:
     )
     check_complete(merged, "merge")
     return merged
-
-
-_ID = re.compile(r"sweep-[0-9a-f]{12}")
