@@ -87,12 +87,9 @@ class CallerStreamGuard:
     ) -> None:
         try:
             token = self._token
-            if token is None:
-                raise GuardError("this CallerStreamGuard was exited without being entered", device_index=None)
-            _CALLER_STREAM.reset(token)
-            self._token = None
-        except GuardError:
-            raise
+            if token is not None:
+                _CALLER_STREAM.reset(token)
+                self._token = None
         except ValueError:
             raise GuardError(
                 "this CallerStreamGuard was entered in another thread or task; exit it there",
@@ -105,6 +102,8 @@ class CallerStreamGuard:
                 with contextlib.suppress(RuntimeError):
                     _CALLER_STREAM.reset(token)
             raise
+        if token is None:
+            raise GuardError("this CallerStreamGuard was exited without being entered", device_index=None)
 
     def __copy__(self) -> Any:
         raise TypeError("a CallerStreamGuard cannot be copied")

@@ -8,11 +8,14 @@ allocates has to select a device even when the caller chose the stream.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import operator
 import warnings
+from collections.abc import Callable
 from threading import get_ident
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from . import cuda_errors
 from .errors import GuardError, GuardTypeError
@@ -24,6 +27,8 @@ __all__ = ["DeviceGuard", "device"]
 logger = logging.getLogger("guard_lib")
 
 _B = TypeVar("_B", bound="_Borrow")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 # Bound at import: a finaliser that runs at interpreter shutdown may find module globals already cleared.
 _warn = warnings.warn
@@ -303,6 +308,9 @@ class device(_Borrow):
     For callers who prefer exceptions: entering raises GuardError where ``DeviceGuard.create`` returns
     an Err. The selection happens on entering, not on construction; once exited, it can be entered
     again. ``borrow.original_device`` and ``borrow.current_device`` are there once entered.
+
+    ``@guard_lib.device(i)`` decorates a function: every call runs on device ``i`` with a borrow of its
+    own, so recursive calls and calls from several threads each restore their own caller's device.
     """
 
     __slots__ = ()
@@ -313,3 +321,37 @@ class device(_Borrow):
         self._restored = True
 
     __enter__ = _Borrow._enter
+
+    def __call__(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
+        if not callable(function):
+            raise TypeError(f"guard_lib.device({self._index!r}) decorates a function, not {function!r}")
+        if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
+            # The device is per thread and every task on it shares it: a borrow held across an await
+            # moves the device under every other task that runs meanwhile.
+            raise TypeError(
+                f"guard_lib.device cannot decorate {function.__qualname__}, a coroutine function: the "
+                "borrow would be held across await; borrow inside it, between awaits"
+            )
+        if inspect.isgeneratorfunction(function):
+            raise TypeError(
+                f"guard_lib.device cannot decorate {function.__qualname__}, a generator function: its "
+                "body runs after the call returns, outside the borrow"
+            )
+        # as given: each call's borrow refuses a bad index the way a ``with`` block would
+        index, runtime = cast(int, self._index), self._requested_runtime
+
+        @functools.wraps(function)
+        def on_device(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            borrow = device(index, runtime=runtime)
+            try:
+                try:
+                    borrow._enter()
+                    return function(*args, **kwargs)
+                finally:
+                    borrow.close()
+            except BaseException:
+                # Interrupted on the way into close(): nobody else holds this borrow, so pay it here.
+                borrow._settle()
+                raise
+
+        return on_device

@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from types import TracebackType
 
-import pytest
+try:
+    import pytest
+except ImportError as exc:
+    raise ImportError(
+        "guard_lib.testing is a pytest plugin and needs pytest: pip install 'guard-lib[pytest]'"
+    ) from exc
 
 from .runtime import DeviceRuntime, SimulatedRuntime, get_runtime, use_runtime
 
@@ -39,7 +44,13 @@ def _current(runtime: DeviceRuntime, when: str) -> int:
     code, index = runtime.get_device()
     if code:
         name = runtime.error_name(code)
-        raise AssertionError(f"assert_leaves_device: cannot read the device {when}: {name}")
+        hint = (
+            ""
+            if isinstance(runtime, SimulatedRuntime)
+            else "; no CUDA device answered: without a GPU, take the simulated_runtime fixture in the "
+            "test (or pass runtime=SimulatedRuntime())"
+        )
+        raise AssertionError(f"assert_leaves_device: cannot read the device {when}: {name}{hint}")
     return int(index)
 
 

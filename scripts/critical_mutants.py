@@ -56,8 +56,10 @@ import difflib
 import io
 import itertools
 import json
+import math
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -99,6 +101,8 @@ _FOREIGN_TABLES = frozenset(
 )  # read by another tool; not ours to judge
 _HARNESS_KEYS = frozenset({"package", "tests", "pytest_args", "timeout_s", "jobs", "canary"})
 MODULE_SCOPE = "<module>"  # the scope of an edit to a module-level statement
+# A mutant id shows in tables, JSON, JUnit XML and shell arguments: nothing that could break any of them.
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 _MUTANT_KEYS = frozenset({"id", "file", "scope", "delete", "replace", "by", "why", "killed_by"})
 _ROOT_EXCLUDES = frozenset({".git", ".venv", "venv", ".tox", ".nox", "mutants"})
 _CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -209,8 +213,9 @@ def _string_list(table: dict[str, object], key: str, where: str, default: list[s
 
 
 def _positive_number(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ConfigError(f"{where}: 'timeout_s' must be a positive number of seconds")
+    # inf and nan are floats too, and pass a plain "> 0" test (nan by failing every comparison)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ConfigError(f"{where}: 'timeout_s' must be a finite, positive number of seconds, got {value!r}")
     return float(value)
 
 
@@ -260,6 +265,11 @@ def _parse_harness(value: object, root: Path) -> Harness:
 def _parse_mutant(value: object, index: int, root: Path) -> MutantSpec:
     table = _table(value, f"[[mutant]] number {index}")
     mutant_id = _required_string(table, "id", f"[[mutant]] number {index}")
+    if not SAFE_ID.fullmatch(mutant_id):
+        raise ConfigError(
+            f"[[mutant]] number {index}: id {mutant_id!r} must be 1-80 characters of ASCII letters, digits, "
+            "'.', '_' and '-', starting with a letter or digit (it names tables, files and JUnit cases)"
+        )
     where = f"mutant {mutant_id!r}"
     _reject_unknown(table, _MUTANT_KEYS, where)
     file = _required_string(table, "file", where)
@@ -302,11 +312,31 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise ConfigError(f"malformed TOML in {path}: {exc}") from exc
 
 
-def load_config(path: Path) -> Config:
-    """Parse and validate the whole file, and build every mutant; raise ConfigError on any fault."""
+def project_root(given: Path | None, config: Path) -> Path:
+    """``--root`` when given; else the git top-level of the working directory; else the config's folder."""
+    if given is not None:
+        if not given.is_dir():
+            raise ConfigError(f"--root {given}: not a directory")
+        return given.resolve()
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        top = None
+    if top is not None and top.returncode == 0 and top.stdout.strip():
+        return Path(top.stdout.strip()).resolve()
+    return config.resolve().parent
+
+
+def load_config(path: Path, root: Path | None = None) -> Config:
+    """Parse and validate the whole file, and build every mutant; raise ConfigError on any fault.
+
+    Paths in the file are relative to ``root``, the project (default: the file's own folder).
+    """
     path = path.resolve()
     data = _read_toml(path)
-    root = path.parent
+    root = path.parent if root is None else root.resolve()
     _reject_unknown(data, _TOP_KEYS | _FOREIGN_TABLES, f"config {path.name}")
     harness = _parse_harness(data.get("harness", {}), root)
     entries = data.get("mutant")
@@ -524,67 +554,124 @@ def build_mutant(spec: MutantSpec, root: Path) -> Mutant:
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    # also after the leader exited: what it left in its group goes with it
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+# Runs first in every child: the kernel kills it when the harness dies, however the harness dies
+# (SIGKILL included, and a child spinning in C code with the GIL held); then it becomes the command.
+_LAUNCH = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
+    "if os.getppid() != int(sys.argv[1]): os._exit(70)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def _prctl(option: int, value: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    return bool(ctypes.CDLL(None, use_errno=True).prctl(option, value) == 0)
+
+
+def become_subreaper() -> bool:
+    """Orphans of our children (a daemon a mutant started with setsid) become ours, so they can be ended."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # the fields after the command name, which may itself hold spaces and parentheses
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
 
 
 class Runner:
-    """Starts children in their own process group so that a timeout or an interrupt kills all of it."""
+    """Starts children in their own process group so that a timeout or an interrupt kills all of it.
+
+    A child's output goes to a file, not a pipe, so a grandchild that keeps the output open (a daemon)
+    cannot hold the harness past the child's end; whatever the child left running is ended with it.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._procs: set[subprocess.Popen[str]] = set()
         self._cancelled = False
+        self._launch = sys.platform.startswith("linux")
 
     def cancel_all(self) -> None:
         with self._lock:
             self._cancelled = True
             for proc in self._procs:
                 _kill_group(proc)
+            self._end_orphans()
+
+    def _end_orphans(self) -> None:
+        """Kill and reap our children that no run started: orphans handed to us as subreaper."""
+        ours = {proc.pid for proc in self._procs}
+        for pid in _children_of(os.getpid()):
+            if pid in ours:
+                continue
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
     def run(self, cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
         """Return (exit status or None on timeout, combined output)."""
-        with self._lock:
-            if self._cancelled:
-                raise _Cancelled
-            proc = subprocess.Popen(
-                cmd,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
-                start_new_session=True,
-            )
-            self._procs.add(proc)
-        try:
-            return self._wait(proc, timeout)
-        except BaseException:
-            _kill_group(proc)
-            proc.wait()
-            raise
-        finally:
+        if self._launch:
+            cmd = [sys.executable, "-c", _LAUNCH, str(os.getpid()), shutil.which(cmd[0]) or cmd[0], *cmd[1:]]
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as out:
             with self._lock:
-                self._procs.discard(proc)
+                if self._cancelled:
+                    raise _Cancelled
+                proc = subprocess.Popen(
+                    cmd,
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    start_new_session=True,
+                )
+                self._procs.add(proc)
+            try:
+                code = self._wait(proc, timeout)
+            except BaseException:
+                _kill_group(proc)
+                proc.wait()
+                raise
+            finally:
+                _kill_group(proc)
+                with self._lock:
+                    self._procs.discard(proc)
+                    self._end_orphans()
+            out.seek(0)
+            return code, out.read()
 
-    def _wait(self, proc: subprocess.Popen[str], timeout: float) -> tuple[int | None, str]:
+    def _wait(self, proc: subprocess.Popen[str], timeout: float) -> int | None:
         try:
-            out, _ = proc.communicate(timeout=timeout)
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
-            try:
-                out, _ = proc.communicate(timeout=5)
-            except subprocess.TimeoutExpired:
-                # Something outside the group still holds the pipe; the verdict does not need its output.
-                proc.wait()
-                out = ""
-            return None, out
+            proc.wait()
+            return None
         if self._cancelled:
             raise _Cancelled
-        return proc.returncode, out
+        return proc.returncode
 
 
 # --------------------------------------------------------------------------- pytest results
@@ -745,6 +832,7 @@ class Context:
         self.runner = runner
         self.runtime = runtime
         self.plugin_dir = tmp / "plugin"
+        self.snapshot = tmp / "snapshot"
         self._ids = itertools.count()
         self.print_lock = threading.Lock()
 
@@ -843,6 +931,8 @@ def evaluate(ctx: Context, project: Path, mutant: Mutant, full: bool) -> Result:
 
 
 def _copy_ignore(root: Path) -> Callable[[str, list[str]], set[str]]:
+    root = root.resolve()
+
     def ignore(directory: str, names: list[str]) -> set[str]:
         skip = {name for name in names if name in _CACHE_DIRS}
         if Path(directory).resolve() == root:
@@ -940,7 +1030,8 @@ def run_parallel(ctx: Context, first: Path, mutants: list[Mutant], jobs: int, fu
     slots: queue.Queue[Path] = queue.Queue()
     slots.put(first)
     for index in range(1, min(jobs, len(mutants))):
-        slots.put(make_copy(ctx.config.root, ctx.tmp / f"slot{index}" / "project"))
+        # from the snapshot taken before the baseline: the tree may have changed since
+        slots.put(make_copy(ctx.snapshot, ctx.tmp / f"slot{index}" / "project"))
     results: list[Result] = []
     pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(mutants))))
     try:
@@ -969,16 +1060,76 @@ class RunReport:
         return EXIT_FINDING if any(r.is_finding for r in self.results) else EXIT_OK
 
 
+COPIES_PREFIX = "critical-mutants-"
+_OWNER = "owner"
+
+
+def _identity(pid: int) -> str | None:
+    """pid and kernel start time: a pid the kernel gave to a later process does not match."""
+    try:
+        return f"{pid} {Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        return None
+
+
+def remove_stale_copies(where: Path) -> list[Path]:
+    """Remove the temporary copies of runs whose process is gone (a SIGKILLed harness leaves its own)."""
+    removed = []
+    for folder in where.glob(f"{COPIES_PREFIX}*"):
+        owner = folder / _OWNER
+        try:
+            recorded = owner.read_text(encoding="utf-8").strip()
+            pid = int(recorded.split()[0])
+        except (OSError, ValueError, IndexError):
+            # no owner written yet: a run between making the folder and naming itself, unless long dead
+            with contextlib.suppress(OSError):
+                if time.time() - folder.stat().st_mtime > 3600:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    removed.append(folder)
+            continue
+        if not _still_running(pid, recorded):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _still_running(pid: int, recorded: str) -> bool:
+    if Path("/proc/self/stat").is_file():
+        return _identity(pid) == recorded
+    try:  # no /proc: a live pid is taken as the owner
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_tree(tmp: Path) -> None:
+    # a child killed a moment ago may still be closing files in it: try again briefly
+    for _ in range(50):
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not tmp.exists():
+            return
+        time.sleep(0.1)
+
+
 def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) -> RunReport:
     started = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="critical-mutants-"))
+    for stale in remove_stale_copies(Path(tempfile.gettempdir())):
+        print(f"critical_mutants: removed {stale}, left by a run that is gone", file=sys.stderr)
+    tmp = Path(tempfile.mkdtemp(prefix=COPIES_PREFIX))
     runner = Runner()
     try:
+        (tmp / _OWNER).write_text(_identity(os.getpid()) or str(os.getpid()), encoding="utf-8")
         ctx = Context(config, tmp, runner, args.runtime)
         ctx.plugin_dir.mkdir()
         (tmp / "outcomes").mkdir()
         shutil.copy2(PLUGIN_SOURCE, ctx.plugin_dir / PLUGIN_SOURCE.name)
-        first = make_copy(config.root, tmp / "slot0" / "project")
+        # One snapshot of the tree, before the baseline; every copy comes from it, so editing the
+        # working tree during a run changes no verdict.
+        make_copy(config.root, ctx.snapshot)
+        first = make_copy(ctx.snapshot, tmp / "slot0" / "project")
         check_killed_by_exist(config, run_baseline(ctx, first))
         canary = config.canary()
         others = [m for m in selected if m.spec.id != canary.spec.id]
@@ -989,7 +1140,7 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
         # A second ^C or a SIGTERM must not cut the cleanup short.
         previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
         runner.cancel_all()
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_tree(tmp)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     order = {m.spec.id: i for i, m in enumerate(config.mutants)}
@@ -1000,13 +1151,23 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
 # --------------------------------------------------------------------------- reporting
 
 
-def _table_text(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def _table_text(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = None) -> str:
+    """Columns padded to line up; with ``width``, each line is clipped to it (the JSON keeps it all)."""
     widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
     lines = [
-        "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in [headers, [("-" * w) for w in widths], *rows]
     ]
-    return "\n".join(lines)
+    return "\n".join(_fit(line, width) for line in lines)
+
+
+def _fit(line: str, width: int | None) -> str:
+    return line if width is None or len(line) <= width else line[: max(1, width - 1)] + "…"
+
+
+def terminal_width(verbose: bool) -> int | None:
+    """Tables are clipped to the terminal (COLUMNS, else 100 off a terminal); not at all when verbose."""
+    return None if verbose else max(40, shutil.get_terminal_size((100, 24)).columns)
 
 
 def _note(result: Result) -> str:
@@ -1043,17 +1204,20 @@ def _finding_details(result: Result) -> str:
     return "\n".join(lines) + "\n" + result.mutant.diff
 
 
-def kill_matrix(results: Sequence[Result]) -> str:
+def kill_matrix(results: Sequence[Result], width: int | None = None) -> str:
     failed = {t for r in results for t in r.failed_tests}
     # A killed_by entry that matched no failing node id still gets a row, to show its "-".
     unmatched = {
         e for r in results for e in r.missing_killed_by if not any(_entry_matches(e, t) for t in failed)
     }
-    legend = [f"  m{i}: {r.mutant.spec.id}" for i, r in enumerate(results, start=1)]
-    rows = [[test, *(_matrix_cell(test, r) for r in results)] for test in sorted(failed | unmatched)]
-    headers = ["test", *(f"m{i}" for i in range(1, len(results) + 1))]
+    legend = [_fit(f"  {i:>3}: {r.mutant.spec.id}", width) for i, r in enumerate(results, start=1)]
+    # one character per mutant, in legend order, then the test: the grid stays narrow, the name is clipped
+    rows = [["".join(_matrix_cell(test, r) for r in results), test] for test in sorted(failed | unmatched)]
+    ruler = "".join(str(i % 10) for i in range(1, len(results) + 1))
     key = "K = killed_by test failed, x = other test failed, - = killed_by test did not fail, . = passed"
-    return "\n".join(["Kill matrix (" + key + "):", *legend, _table_text(headers, rows)])
+    return "\n".join(
+        [_fit("Kill matrix (" + key + "):", width), *legend, _table_text([ruler, "test"], rows, width)]
+    )
 
 
 def _matrix_cell(test: str, result: Result) -> str:
@@ -1062,15 +1226,15 @@ def _matrix_cell(test: str, result: Result) -> str:
     return "-" if any(_entry_matches(e, test) for e in result.missing_killed_by) else "."
 
 
-def render(report: RunReport) -> str:
+def render(report: RunReport, width: int | None = None) -> str:
     rows = [
         [r.mutant.spec.id + (" (canary)" if r.canary else ""), r.verdict, f"{r.seconds:.1f}s", _note(r)]
         for r in report.results
     ]
-    parts = [_table_text(["mutant", "verdict", "time", "tests"], rows)]
+    parts = [_table_text(["mutant", "verdict", "time", "tests"], rows, width)]
     parts += [_finding_details(r) for r in report.results if r.is_finding]
     if report.full:
-        parts.append(kill_matrix(report.results))
+        parts.append(kill_matrix(report.results, width))
     counts = {v: sum(r.verdict == v for r in report.results) for v in VERDICTS}
     summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     status = "OK" if report.exit_code == EXIT_OK else "FAIL"
@@ -1138,16 +1302,24 @@ def report_junit(report: RunReport) -> ET.ElementTree[ET.Element]:
         case = ET.SubElement(
             suite,
             "testcase",
-            classname=f"critical_mutants.{result.mutant.spec.file}",
+            classname=_xml_text(f"critical_mutants.{result.mutant.spec.file}"),
             name=result.mutant.spec.id,
             time=f"{result.seconds:.3f}",
         )
         if result.is_finding:
             failure = ET.SubElement(
-                case, "failure", message=f"{result.verdict}: {_note(result)}", type=result.verdict
+                case, "failure", message=_xml_text(f"{result.verdict}: {_note(result)}"), type=result.verdict
             )
-            failure.text = _finding_details(result)
+            failure.text = _xml_text(_finding_details(result))
     return ET.ElementTree(suites)
+
+
+# XML 1.0 cannot hold these at all, escaped or not; test output can (a NUL in an assertion message).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 # --------------------------------------------------------------------------- command line
@@ -1188,6 +1360,20 @@ def _common_options() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help=f"exported as {RUNTIME_ENV}",
     )
+    add(
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print tables at full width (otherwise clipped to the terminal; the JSON has everything)",
+    )
+    add(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the project the catalogue describes (default: the git top-level of the working directory, "
+        "else the config file's folder)",
+    )
     add("--json", type=Path, metavar="FILE", default=argparse.SUPPRESS, help="write a JSON report")
     add("--junit", type=Path, metavar="FILE", default=argparse.SUPPRESS, help="write a JUnit XML report")
     return common
@@ -1219,6 +1405,8 @@ def build_parser() -> argparse.ArgumentParser:
         only=[],
         full=False,
         runtime="simulated",
+        verbose=False,
+        root=None,
         json=None,
         junit=None,
     )
@@ -1238,9 +1426,9 @@ def _select(config: Config, only: list[str]) -> list[Mutant]:
     return [m for m in config.mutants if not only or m.spec.id in only]
 
 
-def cmd_list(config: Config) -> int:
+def cmd_list(config: Config, width: int | None = None) -> int:
     rows = [[m.spec.id, m.spec.file, m.spec.scope, m.spec.why] for m in config.mutants]
-    print(_table_text(["id", "file", "scope", "why"], rows))
+    print(_table_text(["id", "file", "scope", "why"], rows, width))
     return EXIT_OK
 
 
@@ -1252,9 +1440,52 @@ def cmd_show(config: Config, mutant_id: str) -> int:
     return EXIT_OK
 
 
+def check_outputs(args: argparse.Namespace) -> None:
+    """Every file the run will write, checked (its folder made) before any mutant runs."""
+    for option, path in (("--json", args.json), ("--junit", args.junit)):
+        if path is None:
+            continue
+        if path.is_dir():
+            raise ConfigError(f"{option} {path} is a directory")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"{option} {path}: cannot create its folder ({exc.strerror})") from exc
+        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise ConfigError(f"{option} {path}: not writable")
+
+
+def check_device(runtime: str) -> None:
+    """``--runtime cuda`` needs a device that answers; without one, stop before the baseline."""
+    if runtime != "cuda":
+        return
+    probe = (
+        "from cuda.bindings import runtime as r\n"
+        "err, count = r.cudaGetDeviceCount()\n"
+        "print(int(err), count, r.cudaGetErrorName(err)[1].decode())\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+        )
+        err, count, name = done.stdout.split()
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        raise SetupError(
+            "--runtime cuda: cuda.bindings could not be asked for a device here "
+            "(is cuda-python installed?); use --runtime simulated off a GPU host"
+        ) from None
+    if int(err) != 0 or int(count) < 1:
+        raise SetupError(
+            f"--runtime cuda: no CUDA device answers here ({name}, {count} device(s)); "
+            "run on a GPU host, or use --runtime simulated"
+        )
+
+
 def cmd_run(config: Config, args: argparse.Namespace) -> int:
+    check_outputs(args)
+    check_device(args.runtime)
     report = execute(config, args, _select(config, args.only))
-    print(render(report))
+    print(render(report, terminal_width(args.verbose)))
     if args.json is not None:
         args.json.write_text(json.dumps(report_json(report), indent=2) + "\n", encoding="utf-8")
     if args.junit is not None:
@@ -1268,13 +1499,14 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    become_subreaper()
     # Explicit, because a shell starting us as a background job hands SIGINT down ignored.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, project_root(args.root, args.config))
         if args.command == "list":
-            return cmd_list(config)
+            return cmd_list(config, terminal_width(args.verbose))
         if args.command == "show":
             return cmd_show(config, args.mutant_id)
         return cmd_run(config, args)

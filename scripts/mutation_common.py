@@ -15,7 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -166,15 +166,49 @@ class MutantRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str) -> MutantRecord:
-        try:
-            record = cls(**{k: data[k] for k in data if k in cls.__dataclass_fields__})
-        except TypeError as exc:
-            raise InputError(f"{where}: malformed mutant entry {data!r}: {exc}") from exc
         missing = {"name", "file", "status", "exit_code"} - set(data)
         if missing:
-            raise InputError(f"{where}: mutant entry lacks {sorted(missing)}: {data!r}")
+            raise InputError(f"{where}: mutant entry {_label(data)} lacks {sorted(missing)}")
+        for key, kinds in _RECORD_TYPES.items():
+            if key in data and not _is(data[key], kinds):
+                wanted = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+                got = type(data[key]).__name__
+                raise InputError(f"{where}: mutant {_label(data)}: {key!r} must be {wanted}, not {got}")
+        file = PurePosixPath(data["file"])
+        if file.is_absolute() or ".." in file.parts or not data["file"].strip():
+            raise InputError(
+                f"{where}: mutant {_label(data)}: 'file' {data['file']!r} must be a path inside the "
+                "repository, relative to its root"
+            )
+        record = cls(**{k: data[k] for k in data if k in cls.__dataclass_fields__})
         record.parsed  # noqa: B018 - validates the name early, with the file in the message
         return record
+
+
+_RECORD_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,),
+    "file": (str,),
+    "status": (str,),
+    "exit_code": (int, type(None)),
+    "diff": (str,),
+    "line": (int,),
+    "column": (int,),
+    "end_line": (int,),
+    "end_column": (int,),
+    "replacement": (str,),
+    "original": (str,),
+    "mutator": (str,),
+    "duration": (int, float, type(None)),
+}
+
+
+def _is(value: object, kinds: tuple[type, ...]) -> bool:
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+
+
+def _label(data: Mapping[str, Any]) -> str:
+    name = data.get("name")
+    return repr(name) if isinstance(name, str) else "(unnamed)"
 
 
 @dataclass
@@ -229,12 +263,30 @@ def load_results(path: Path, *, hint: str) -> Results:
     mutants = [MutantRecord.from_json(m, str(path)) for m in raw_mutants if isinstance(m, dict)]
     if len(mutants) != len(raw_mutants):
         raise InputError(f"{path}: every entry of 'mutants' must be an object.")
+    scope = data.get("scope") or {"kind": "full"}
+    if not isinstance(scope, dict) or not isinstance(scope.get("kind", "full"), str):
+        raise InputError(f"{path}: 'scope' must be an object with a string 'kind', got {scope!r}")
+    shard = data.get("shard")
+    if shard is not None and not (
+        isinstance(shard, dict)
+        and all(_is(shard.get(k), (int,)) for k in ("index", "count"))
+        and 1 <= shard["index"] <= shard["count"]
+    ):
+        raise InputError(f"{path}: 'shard' must be null or {{'index': I, 'count': N}} with 1 <= I <= N")
+    universe = data.get("universe") or {}
+    if not isinstance(universe, dict):
+        raise InputError(f"{path}: 'universe' must be an object")
+    sources = data.get("sources") or {}
+    if not isinstance(sources, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in sources.items()
+    ):
+        raise InputError(f"{path}: 'sources' must map file names to their text")
     return Results(
         mutants=mutants,
-        scope=dict(data.get("scope") or {"kind": "full"}),
-        shard=data.get("shard"),
-        universe=dict(data.get("universe") or {}),
-        sources=dict(data.get("sources") or {}),
+        scope=dict(scope),
+        shard=shard,
+        universe=dict(universe),
+        sources=dict(sources),
         mutmut_version=str(data.get("mutmut_version", "")),
     )
 
@@ -296,7 +348,12 @@ def merge_results(parts: Sequence[Results]) -> Results:
                 raise InputError(f"merge: mutant {mutant.name} appears in more than one shard")
             by_name[mutant.name] = mutant
     universe = parts[0].universe
-    if universe and universe_of(by_name) != universe:
+    if not universe:
+        raise InputError(
+            "merge: the shards carry no universe (the mutant list they were cut from), so nothing shows "
+            "that they add up to a whole run; re-run them with `python scripts/mutation_run.py run --shard`"
+        )
+    if universe_of(by_name) != universe:
         raise InputError(
             f"merge: shards hold {len(by_name)} mutants but the mutant list has {universe.get('count')}; "
             "a shard is missing mutants or holds extra ones"
@@ -385,11 +442,31 @@ def functions_touching(source: str, lines: set[int]) -> set[str]:
     return {span.qualname for span in units if any(span.start <= n <= span.end for n in lines)}
 
 
+def verify_ref(ref: str, repo: Path) -> str:
+    """The commit ``ref`` names, checked by git before anything uses it; an option-like ref is refused."""
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError as exc:
+        raise InputError(f"--changed-since {ref!r}: cannot run git: {exc}") from exc
+    if found.returncode != 0 or not found.stdout.strip():
+        raise InputError(
+            f"--changed-since {ref!r}: not a commit in {repo} (`git rev-parse --verify` refused it)"
+        )
+    return found.stdout.strip()
+
+
 def git_changed_functions(ref: str, paths: Sequence[str], repo: Path) -> set[str]:
     """``module:qualname`` of every mutable unit changed since ``ref`` (committed, staged or not, or new)."""
+    commit = verify_ref(ref, repo)
     try:
         diff = subprocess.run(
-            ["git", "diff", "-U0", "--no-color", "--no-ext-diff", ref, "--", *paths],
+            ["git", "diff", "-U0", "--no-color", "--no-ext-diff", commit, "--", *paths],
             cwd=repo,
             capture_output=True,
             text=True,
@@ -500,6 +577,17 @@ def equivalent_matches(entry: Equivalent, mutant: MutantRecord) -> bool:
     if normalise_code("\n".join(added)) != normalise_code(entry.diff):
         return False
     return entry.removed is None or normalise_code("\n".join(removed)) == normalise_code(entry.removed)
+
+
+def repo_text(path: str, root: Path) -> str | None:
+    """The text of ``path`` when it is a file inside ``root`` (links resolved), else None: a report
+    never copies in a file from elsewhere on the machine."""
+    try:
+        resolved = (root / path).resolve()
+        resolved.relative_to(root.resolve())
+        return resolved.read_text(encoding="utf-8") if resolved.is_file() else None
+    except (ValueError, OSError, UnicodeDecodeError):
+        return None
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -42,6 +42,8 @@ from mutation_common import (
     load_gate_config,
     load_results,
     natural_key,
+    read_toml,
+    universe_of,
 )
 from mutation_sweep import config as sweep_config
 from mutation_sweep.judge import Judgement, judge
@@ -81,6 +83,7 @@ class Evaluation:
     equivalent_of: dict[str, Equivalent] = field(default_factory=dict)
     stale: list[Equivalent] = field(default_factory=list)
     out_of_scope: list[Equivalent] = field(default_factory=list)
+    other_shards: list[Equivalent] = field(default_factory=list)  # a shard cannot say they are stale
     ambiguous: list[tuple[Equivalent, list[str]]] = field(default_factory=list)
     refuted: list[tuple[Equivalent, str]] = field(default_factory=list)
     critical: list[CriticalMutant] | None = None
@@ -92,9 +95,14 @@ class Evaluation:
         return len(self.killed) + len(self.survivors)
 
     @property
-    def score(self) -> float:
-        # nothing to kill is a perfect score, not a division by zero
-        return 100.0 if self.counted == 0 else 100.0 * len(self.killed) / self.counted
+    def score(self) -> float | None:
+        """None when no mutant was counted: a run that selected nothing has no score, not 100 %."""
+        return None if self.counted == 0 else 100.0 * len(self.killed) / self.counted
+
+    def score_text(self) -> str:
+        if self.score is None:
+            return "no score: no mutant was selected"
+        return f"score {self.score:.2f}% (min {self.config.min_score:g}%)"
 
     @property
     def critical_failures(self) -> list[CriticalMutant]:
@@ -102,7 +110,7 @@ class Evaluation:
 
     def findings(self) -> list[str]:
         found: list[str] = []
-        if self.score < self.config.min_score:
+        if self.score is not None and self.score < self.config.min_score:
             found.append(
                 f"mutation score {self.score:.2f}% < min_score {self.config.min_score:g}% "
                 f"({len(self.survivors)} unreviewed survivor(s) of {self.counted})"
@@ -144,10 +152,45 @@ def _check_complete(results: Results) -> None:
         )
 
 
+def _check_whole(results: Results) -> None:
+    """The results are their whole run, or exactly the share of a declared shard: never less."""
+    universe = results.universe
+    count = universe.get("count")
+    if not isinstance(count, int) or isinstance(count, bool) or not universe.get("sha256"):
+        raise InputError(
+            "the results carry no 'universe' (the mutant list their run was cut from), so nothing shows "
+            "they are whole; export them with `python scripts/mutation_run.py run` or `merge`"
+        )
+    names = [m.name for m in results.mutants]
+    if results.shard is None:
+        if universe_of(names) != universe:
+            raise InputError(
+                f"the results hold {len(names)} of the {count} mutants of their run and declare no shard; "
+                "a partial run cannot pass the gate (run them all, or merge every shard)"
+            )
+        if count == 0 and results.scope.get("kind", "full") == "full":
+            raise InputError(
+                "a whole-package run with no mutants: mutmut generated none, so nothing was tested"
+            )
+        return
+    index, shards = results.shard.get("index"), results.shard.get("count")
+    if not (isinstance(index, int) and isinstance(shards, int) and 1 <= index <= shards):
+        raise InputError(
+            f"'shard' must be {{'index': I, 'count': N}} with 1 <= I <= N, got {results.shard!r}"
+        )
+    expected = len(range(index - 1, count, shards))
+    if len(names) != expected:
+        raise InputError(
+            f"shard {index}/{shards} of {count} mutants must hold {expected}, holds {len(names)}; "
+            "the shard's run was cut short or its file was edited"
+        )
+
+
 def evaluate(
     results: Results, config: GateConfig, critical: list[CriticalMutant] | None = None
 ) -> Evaluation:
     _check_complete(results)
+    _check_whole(results)
     ev = Evaluation(results=results, config=config, critical=critical)
     _match_equivalents(ev, results, config)
     for mutant in sorted(results.mutants, key=lambda m: natural_key(m.name)):
@@ -172,7 +215,10 @@ def _match_equivalents(ev: Evaluation, results: Results, config: GateConfig) -> 
         elif len(hits) > 1:
             ev.ambiguous.append((entry, sorted((m.name for m in hits), key=natural_key)))
         elif not hits:
-            if in_scope is None or entry.function in in_scope:
+            if results.shard is not None:
+                # its mutant may sit in another shard; the merged results judge staleness
+                ev.other_shards.append(entry)
+            elif in_scope is None or entry.function in in_scope:
                 ev.stale.append(entry)
             else:
                 # a scoped run (changed-since) did not generate this function's mutants at all
@@ -194,6 +240,40 @@ def _functions_in_scope(results: Results) -> set[str] | None:
     if results.scope.get("kind", "full") == "full":
         return None
     return set(results.scope.get("functions") or {m.parsed.function for m in results.mutants})
+
+
+def check_critical_complete(critical: list[CriticalMutant], config: Path) -> None:
+    """Critical results pass only when they answer for every mutant of the catalogue, and no other."""
+    entries = read_toml(config).get("mutant") or []
+    catalogue = [e.get("id") for e in entries if isinstance(e, dict)]
+    if not catalogue:
+        raise InputError(f"{config}: no [[mutant]] catalogue to check the critical results against")
+    ids = [c.id for c in critical]
+    duplicated = sorted({i for i in ids if ids.count(i) > 1})
+    missing = [i for i in catalogue if i not in ids]
+    unknown = [i for i in ids if i not in catalogue]
+    problems = []
+    if missing:
+        problems.append(
+            f"hold {len(catalogue) - len(missing)} of the {len(catalogue)} catalogue mutants; missing: "
+            + _some(missing)
+        )
+    if unknown:
+        problems.append("name mutants the catalogue does not have: " + _some(unknown))
+    if duplicated:
+        problems.append("name a mutant twice: " + _some(duplicated))
+    if problems:
+        raise InputError(
+            "the critical results "
+            + "; ".join(problems)
+            + " (an --only run, or another catalogue's results, "
+            "cannot pass the gate)"
+        )
+
+
+def _some(ids: Sequence[object], shown: int = 5) -> str:
+    text = ", ".join(str(i) for i in ids[:shown])
+    return text + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 def load_critical(path: Path) -> list[CriticalMutant]:
@@ -254,21 +334,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = load_results(args.results, hint="python scripts/mutation_run.py run")
         config = load_gate_config(args.config)
         critical = load_critical(args.critical) if args.critical else None
+        if critical is not None:
+            check_critical_complete(critical, args.config)
         ev = evaluate(results, config, critical)
         if args.sweep:
             attach_sweep(ev, args.sweep, args.config)
     except InputError as exc:
         print(f"mutation gate: error: {exc}", file=sys.stderr)
         return 2
-    if ev.survivors and ev.score >= config.min_score:
+    if ev.survivors and ev.score is not None and ev.score >= config.min_score:
         print(f"  {len(ev.survivors)} survivor(s) tolerated by min_score {config.min_score:g}%")
+    shard = results.shard
+    judged = f"shard {shard['index']}/{shard['count']} alone" if shard else results.scope.get("kind", "full")
     print(
-        f"mutation gate: {len(ev.killed)} killed, {len(ev.survivors)} not killed, "
-        f"{len(ev.excluded)} excluded (equivalent/skipped); score {ev.score:.2f}% "
-        f"(min {config.min_score:g}%)"
+        f"mutation gate ({judged}): {len(ev.killed)} killed, {len(ev.survivors)} not killed, "
+        f"{len(ev.excluded)} excluded (equivalent/skipped); {ev.score_text()}"
     )
     for entry in ev.out_of_scope:
         print(f"  not in this run's scope: {entry.describe()}")
+    if ev.other_shards:
+        print(
+            f"  {len(ev.other_shards)} reviewed equivalent(s) match no mutant of this shard; "
+            "the merged results judge whether they are stale"
+        )
     if critical is not None:
         print(f"critical harness: {len(critical) - len(ev.critical_failures)}/{len(critical)} killed")
     if ev.sweep is not None:

@@ -30,10 +30,13 @@ from mutation_common import (
     load_results,
     natural_key,
     read_toml,
+    repo_text,
 )
 from mutation_gate import CriticalMutant, Evaluation, attach_sweep, evaluate, load_critical
 from mutation_sweep.tools.line_engines import LineCoverage, line_coverage
 from mutmut_coverage import analyse
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # mutmut status -> mutation-testing-elements status
 SCHEMA_STATUS = {
@@ -74,8 +77,8 @@ def schema_report(ev: Evaluation) -> dict[str, Any]:
     def file_entry(path: str) -> dict[str, Any]:
         if path not in files:
             source = ev.results.sources.get(path)
-            if source is None and Path(path).is_file():
-                source = Path(path).read_text(encoding="utf-8")
+            if source is None:
+                source = repo_text(path, ROOT)
             files[path] = {"language": "python", "source": source or "", "mutants": []}
         return files[path]
 
@@ -157,6 +160,11 @@ def _one_line(text: str, limit: int = 80) -> str:
     return one if len(one) <= limit else one[: limit - 3] + "..."
 
 
+# the sweep made mutants there and set every one aside unrun: inside an annotation, or the same code
+SET_ASIDE = "sweep, set aside"
+ENGINES = ("sweep", "mutmut", "critical", SET_ASIDE)
+
+
 def line_engines(ev: Evaluation) -> LineCoverage | None:
     """Which engines mutated each executable line of the package, when the sweep's results say which lines
     are executable."""
@@ -165,9 +173,10 @@ def line_engines(ev: Evaluation) -> LineCoverage | None:
     hits: list[tuple[str, str, int]] = [
         ("sweep", r.mutant.file, r.mutant.line) for r in ev.sweep_results.results
     ]
+    hits += [(SET_ASIDE, file, line) for file, lines in ev.sweep_results.set_aside.items() for line in lines]
     hits += [("mutmut", m.file, m.line) for m in ev.results.mutants]
     for crit in ev.critical or []:
-        source = Path(crit.file).read_text(encoding="utf-8") if Path(crit.file).is_file() else ""
+        source = repo_text(crit.file, ROOT) or ""
         hits.append(("critical", crit.file, _critical_line(crit, source)))
     return line_coverage(ev.sweep_results.executable, hits)
 
@@ -177,9 +186,20 @@ def _coverage_lines(coverage: LineCoverage) -> list[str]:
     lines = [
         f"Executable lines of the package: {totals['executable']}; mutated by at least one engine: "
         f"{totals['any']} ({100 * totals['any'] / max(1, totals['executable']):.1f}%). By engine: "
-        + ", ".join(f"{e} {totals.get(e, 0)}" for e in ("sweep", "mutmut", "critical"))
+        + ", ".join(f"{e} {totals.get(e, 0)}" for e in ENGINES)
         + "."
     ]
+    only_aside = [
+        (f, line)
+        for f, per in coverage.engines.items()
+        for line, engines in per.items()
+        if engines == {SET_ASIDE}
+    ]
+    if only_aside:
+        lines.append(
+            f"{len(only_aside)} of those lines hold only mutants the sweep set aside without running "
+            "(annotations and the imports and aliases only they use, or edits that compile to the same code)."
+        )
     missing = {f: ls for f, ls in coverage.unmutated().items() if ls}
     if missing:
         lines.append(
@@ -274,8 +294,7 @@ def render_html(ev: Evaluation, report: dict[str, Any], seen: str | None = None)
         f"<style>{_CSS}</style><script>{_JS}</script></head><body>",
         "<h1>guard_lib mutation report</h1>",
         verdict,
-        f"<p id='score'>Mutation score: <b>{ev.score:.2f}%</b> "
-        f"(min {ev.config.min_score:g}%; {len(ev.killed)} killed of {ev.counted} counted)</p>",
+        f"<p id='score'>Mutation {e(ev.score_text())}; {len(ev.killed)} killed of {ev.counted} counted</p>",
         "<table id='totals'><tr><th>status</th><th>mutants</th></tr>",
         *(
             f"<tr><td><span class='status {e(s)}'>{e(s)}</span></td><td>{n}</td></tr>"
@@ -325,7 +344,7 @@ def _html_sweep(ev: Evaluation) -> list[str]:
         f"{len(j.survivors)} not killed.</p>",
         *(f"<p class='lines'>{e(line)}</p>" for line in _coverage_lines(coverage)),
         "<table id='line-engines'><tr><th>file</th><th>executable lines</th><th>sweep</th><th>mutmut</th>"
-        "<th>critical</th><th>any engine</th></tr>",
+        "<th>critical</th><th>set aside</th><th>any engine</th></tr>",
     ]
     for path, lines in sorted(coverage.executable.items()):
         per = coverage.engines.get(path, {})
@@ -335,12 +354,12 @@ def _html_sweep(ev: Evaluation) -> list[str]:
 
         parts.append(
             f"<tr><td>{e(path)}</td><td>{len(lines)}</td><td>{count('sweep')}</td><td>{count('mutmut')}</td>"
-            f"<td>{count('critical')}</td><td>{count(None)}</td></tr>"
+            f"<td>{count('critical')}</td><td>{count(SET_ASIDE)}</td><td>{count(None)}</td></tr>"
         )
     parts.append("</table>")
     for path, lines in sorted(coverage.executable.items()):
         per = coverage.engines.get(path, {})
-        source = Path(path).read_text(encoding="utf-8").splitlines() if Path(path).is_file() else []
+        source = (repo_text(path, ROOT) or "").splitlines()
         parts.append(f"<details class='line-engines'><summary>{e(path)}: engines per line</summary><table>")
         parts.append("<tr><th>line</th><th>engines</th><th>source</th></tr>")
         for ln in lines:
@@ -381,8 +400,8 @@ def render_markdown(ev: Evaluation, *, max_rows: int = 50, seen: str | None = No
     lines = [
         "## Mutation testing",
         "",
-        f"**Gate: {'PASSED' if not findings else 'FAILED'}** · score **{ev.score:.2f}%** "
-        f"(min {ev.config.min_score:g}%) · scope: {ev.results.scope.get('kind', 'full')}",
+        f"**Gate: {'PASSED' if not findings else 'FAILED'}** · {ev.score_text()} "
+        f"· scope: {ev.results.scope.get('kind', 'full')}",
         "",
         "| status | mutants |",
         "| --- | ---: |",

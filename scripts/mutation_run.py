@@ -44,6 +44,7 @@ from mutation_common import (
     select_shard,
     status_for_exit_code,
     universe_of,
+    verify_ref,
 )
 
 SCRIPT = Path(__file__).resolve()
@@ -418,7 +419,35 @@ class Selection:
     universe: list[str] | None  # the list the shard was cut from
 
 
+def check_out(path: Path | None, args: argparse.Namespace) -> Path:
+    """Where results go, checked before any mutant runs. A part of a run goes only where it was told."""
+    partial = (
+        getattr(args, "shard", None) or getattr(args, "changed_since", None) or getattr(args, "names", None)
+    )
+    if path is None:
+        if partial:
+            raise InputError(
+                f"--out is required with --shard, --changed-since or --names: without it this partial "
+                f"result would replace the whole run's {DEFAULT_RESULTS}"
+            )
+        path = DEFAULT_RESULTS
+    if path.is_dir():
+        raise InputError(f"--out {path} is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {path}: cannot create its folder ({exc.strerror})") from exc
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"--out {path}: not writable")
+    return path
+
+
 def selection(args: argparse.Namespace) -> Selection:
+    shard = parse_shard(args.shard) if args.shard else None
+    if args.changed_since:
+        verify_ref(args.changed_since, Path.cwd())  # before the minutes of generation, not after
+    if args.max_children is not None and args.max_children < 1:
+        raise InputError(f"--max-children must be >= 1, got {args.max_children}")
     if _child(["_generate", str(args.max_children or os.cpu_count() or 1)], args.override) != 0:
         raise InputError("mutant generation failed (output above)")
     names: list[str] = sorted(read_meta(Path("mutants")), key=natural_key)
@@ -429,13 +458,14 @@ def selection(args: argparse.Namespace) -> Selection:
         names = filter_by_functions(names, functions)
         scope = {"kind": "changed-since", "ref": args.changed_since, "functions": sorted(functions)}
         narrowed = True
-    if not args.shard:
+    if shard is None:
         return Selection(names if narrowed else None, scope, None, None)
-    index, count = parse_shard(args.shard)
+    index, count = shard
     return Selection(select_shard(names, index, count), scope, {"index": index, "count": count}, names)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    out = check_out(args.out, args)
     chosen = selection(args)
     mutmut_args = ["run"]
     if args.max_children:
@@ -448,8 +478,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"mutmut run failed with exit status {code}", file=sys.stderr)
             return 2
     results = export(chosen.names, scope=chosen.scope, shard=chosen.shard, universe=chosen.universe)
-    results.write(args.out)
-    print(f"wrote {args.out} ({len(results.mutants)} mutants)")
+    results.write(out)
+    print(f"wrote {out} ({len(results.mutants)} mutants)")
     return 0
 
 
@@ -462,11 +492,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    out = check_out(args.out, args)
     names = None
     if args.names:
         names = [n for n in Path(args.names).read_text(encoding="utf-8").split() if n]
-    export(names, scope={"kind": "full" if names is None else "names"}, shard=None).write(args.out)
-    print(f"wrote {args.out}")
+    export(names, scope={"kind": "full" if names is None else "names"}, shard=None).write(out)
+    print(f"wrote {out}")
     return 0
 
 
@@ -511,7 +542,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="generate, select, mutmut run, export")
     selecting(run)
-    run.add_argument("--out", type=Path, default=DEFAULT_RESULTS, help="results JSON to write")
+    run.add_argument(
+        "--out",
+        type=Path,
+        help=f"results JSON to write (default {DEFAULT_RESULTS}; required with --shard or --changed-since)",
+    )
     run.set_defaults(func=cmd_run)
 
     lst = sub.add_parser("list", help="print the mutants run would test")
@@ -520,7 +555,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("export", help="export mutants/*.meta verdicts to results JSON")
     exp.add_argument("--names", help="file of mutant names (whitespace separated) to export; default all")
-    exp.add_argument("--out", type=Path, default=DEFAULT_RESULTS)
+    exp.add_argument("--out", type=Path, help=f"default {DEFAULT_RESULTS}; required with --names")
     exp.set_defaults(func=cmd_export)
 
     mrg = sub.add_parser("merge", help="merge shard result files")

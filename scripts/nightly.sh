@@ -8,6 +8,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python}"
+# Check the environment before anything is touched: a missing tool must not cost tonight's mutants/.
+if ! command -v "$PY" >/dev/null 2>&1; then
+  echo "nightly.sh: no '$PY' on PATH; activate the project's venv or set PYTHON=/path/to/python" >&2
+  exit 2
+fi
+if ! missing=$("$PY" - <<'PYCHECK' 2>&1
+import importlib.util, sys
+need = ["mutmut", "libcst", "pytest", "coverage", "guard_lib"]
+gone = [name for name in need if importlib.util.find_spec(name) is None]
+sys.exit(", ".join(gone) if gone else 0)
+PYCHECK
+); then
+  echo "nightly.sh: $PY lacks ${missing}; install the tools first: pip install -e '.[test,dev]' (see README)" >&2
+  exit 2
+fi
 mkdir -p reports
 # a stale mutants/ from another commit or config would mix old verdicts into tonight's
 rm -rf mutants

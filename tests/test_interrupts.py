@@ -270,6 +270,21 @@ def result_inspected(rt: WatchedRuntime, hold: Held) -> None:
     assert repr(refused).startswith("Err(")
 
 
+def decorated(rt: WatchedRuntime, hold: Held) -> None:
+    @device(1, runtime=rt)
+    def work() -> int:
+        assert rt.current_device == 1
+        return 7
+
+    @device(2, runtime=rt)
+    def fails() -> None:
+        raise ValueError("the backend failed")
+
+    assert work() == 7
+    with pytest.raises(ValueError, match="the backend failed"):
+        fails()
+
+
 SCENARIOS: dict[str, Scenario] = {
     f.__name__: f
     for f in (
@@ -289,6 +304,7 @@ SCENARIOS: dict[str, Scenario] = {
         read_raises,
         stream_guard,
         result_inspected,
+        decorated,
     )
 }
 

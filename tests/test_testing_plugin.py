@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from guard_lib.runtime import SimulatedRuntime, get_runtime
@@ -111,3 +113,46 @@ def test_a_block_that_leaves_a_lower_device_fails() -> None:
     with pytest.raises(AssertionError, match="left the current CUDA device at 0; it was 1 before"):
         with assert_leaves_device(sim):
             sim.set_device(0)
+
+
+class _NotSimulated:
+    """Any runtime but the simulated one (as CudaRuntime answers on a machine without a GPU)."""
+
+    def __init__(self) -> None:
+        self._inner = SimulatedRuntime()
+
+    def get_device(self) -> tuple[int, int]:
+        return 35, 0
+
+    def error_name(self, code: int) -> str:
+        return self._inner.error_name(code)
+
+
+def _simulated_unreadable() -> SimulatedRuntime:
+    sim = SimulatedRuntime()
+    sim.fail_next("get_device", 35)
+    return sim
+
+
+@pytest.mark.parametrize(("make", "hinted"), [(_NotSimulated, True), (_simulated_unreadable, False)])
+def test_an_unreadable_device_points_to_the_fixture_unless_simulated(make: Any, hinted: bool) -> None:
+    with pytest.raises(AssertionError) as info, assert_leaves_device(make()):
+        pass
+    message = str(info.value)
+    assert message.startswith("assert_leaves_device: cannot read the device before the block: ")
+    assert "cudaErrorInsufficientDriver" in message
+    assert ("take the simulated_runtime fixture" in message) is hinted
+
+
+def test_the_plugin_without_pytest_says_which_extra_brings_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import sys
+
+    import guard_lib.testing
+
+    spec = importlib.util.spec_from_file_location("guard_lib._testing_probe", guard_lib.testing.__file__)
+    assert spec is not None
+    assert spec.loader is not None
+    monkeypatch.setitem(sys.modules, "pytest", None)  # as if pytest were not installed
+    with pytest.raises(ImportError, match=r"needs pytest: pip install 'guard-lib\[pytest\]'"):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))

@@ -11,6 +11,7 @@ Exit status: 0 done (the gate judges the verdicts); 2 bad input or a suite that 
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import logging
 import os
@@ -55,12 +56,25 @@ def _files(cfg: sweep_config.SweepConfig) -> list[str]:
 
 
 def executable_lines(files: Sequence[str]) -> dict[str, list[int]]:
-    """Each file's statement lines, as coverage.py counts them (docstrings are not statements)."""
+    """Each file's statement lines, as coverage.py counts them (docstrings are not statements).
+
+    A decorated definition is one statement from its first decorator to its ``def`` or ``class`` line,
+    where coverage.py counts each of those lines: the line of the first decorator stands for them all.
+    """
     lines: dict[str, list[int]] = {}
     for rel in files:
-        parser = PythonParser(text=(ROOT / rel).read_text(encoding="utf-8"), filename=rel)
+        text = (ROOT / rel).read_text(encoding="utf-8")
+        parser = PythonParser(text=text, filename=rel)
         parser.parse_source()
-        lines[rel] = sorted(parser.statements)
+        header_rest: set[int] = set()
+        for node in ast.walk(ast.parse(text, filename=rel)):
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and node.decorator_list
+            ):
+                first = min(d.lineno for d in node.decorator_list)
+                header_rest.update(range(first + 1, node.lineno + 1))
+        lines[rel] = sorted(set(parser.statements) - header_rest)
     return lines
 
 
@@ -136,6 +150,7 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         dict(generated.skipped),
         executable_lines(files),
         round(time.monotonic() - started, 3),
+        {f: {line: sorted(r) for line, r in lines.items()} for f, lines in generated.set_aside.items()},
     )
     sweep.write(out)
     verdicts = Counter(r.verdict for r in results)

@@ -22,7 +22,7 @@ from .interceptors.annotations import (
     only_for_annotations,
 )
 from .operators import ALL
-from .operators.base import Edit
+from .operators.base import Edit, mark_docstrings
 from .work_item import Mutant
 
 TYPE_PARAMETERS = "type parameters of a subscript"
@@ -39,13 +39,19 @@ class Generated:
     mutants: list[Mutant] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)  # mutant id -> the mutated module's text
     skipped: Counter[str] = field(default_factory=Counter)
+    # file -> line -> why its mutants were set aside unrun: those lines were mutated all the same
+    set_aside: dict[str, dict[int, set[str]]] = field(default_factory=dict)
+
+    def set_aside_at(self, file: str, line: int, reason: str) -> None:
+        self.skipped[reason] += 1
+        self.set_aside.setdefault(file, {}).setdefault(line, set()).add(reason)
 
 
 @dataclass(frozen=True)
 class _Site:
     node: ast.AST
     scope: str
-    statement: ast.stmt
+    statement: ast.stmt | ast.excepthandler  # what the mutant's lines are: a handler counts as one
     skip: str | None
     at_import: bool  # the statement runs when the module is imported: module level or a class body
 
@@ -53,8 +59,14 @@ class _Site:
 def _sites(tree: ast.Module, loaded: set[str]) -> Iterator[_Site]:
 
     def visit(
-        node: ast.AST, scope: str, statement: ast.stmt | None, skip: str | None, top: bool
+        node: ast.AST,
+        scope: str,
+        statement: ast.stmt | ast.excepthandler | None,
+        skip: str | None,
+        top: bool,
     ) -> Iterator[_Site]:
+        if isinstance(node, ast.excepthandler):
+            statement = node
         if isinstance(node, ast.stmt):
             statement = node
             if top and isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -93,7 +105,7 @@ def _sites(tree: ast.Module, loaded: set[str]) -> Iterator[_Site]:
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _inside_body(edit: Edit, statement: ast.stmt) -> bool:
+def _inside_body(edit: Edit, statement: ast.stmt | ast.excepthandler) -> bool:
     body = getattr(statement, "body", [])
     line = edit.span[0] if edit.span is not None else getattr(edit.node, "lineno", 0)
     return bool(body) and line >= body[0].lineno and edit.node is not statement
@@ -124,19 +136,20 @@ def splice(source: str, edit: Edit) -> tuple[str, str]:
 def generate_file(path: Path, rel: str, out: Generated, loaded: set[str]) -> None:
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, filename=rel)
+    mark_docstrings(tree)
     seen: set[str] = set()
     occurrences: dict[str, int] = {}
     for site in _sites(tree, loaded):
         for operator in ALL:
             for edit in operator.edits(site.node, source):
+                statement = site.statement
                 if site.skip is not None:
-                    out.skipped[site.skip] += 1
+                    out.set_aside_at(rel, statement.lineno, site.skip)
                     continue
                 mutated_source, original = splice(source, edit)
                 if compiles_the_same(source, mutated_source, rel):
-                    out.skipped[SAME_CODE] += 1
+                    out.set_aside_at(rel, statement.lineno, SAME_CODE)
                     continue
-                statement = site.statement
                 mutant = Mutant(
                     file=rel,
                     scope=site.scope,

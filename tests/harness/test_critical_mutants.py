@@ -9,6 +9,7 @@ rules are also tested in-process through build_mutant, because their edge cases 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,7 @@ class Cli:
     project: Path
     tmpdir: Path  # the harness's TMPDIR: its temp copies live here
     cwd: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def under(cls, base: Path, project: Path) -> Cli:
@@ -135,7 +137,7 @@ class Cli:
     def env(self) -> dict[str, str]:
         # Options meant for the outer pytest run must not leak into the fixture's runs.
         env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
-        return {**env, "TMPDIR": str(self.tmpdir)}
+        return {**env, "TMPDIR": str(self.tmpdir), **self.extra_env}
 
     def run(self, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
         before = snapshot(self.project)
@@ -179,7 +181,7 @@ def by_id(report: dict[str, object]) -> dict[str, dict[str, object]]:
 
 def test_all_killed_exits_0_and_writes_reports(cli: Cli, tmp_path: Path) -> None:
     json_path, junit_path = tmp_path / "report.json", tmp_path / "report.xml"
-    done = cli.run("--json", str(json_path), "--junit", str(junit_path))
+    done = cli.run("--json", str(json_path), "--junit", str(junit_path), "--verbose")
     assert done.returncode == 0, done.stdout + done.stderr
     report = load_json(json_path)
     assert report["exit_code"] == 0
@@ -220,7 +222,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> MixedRun:
     write_config(project, mutants, jobs=2)
     cli = Cli.under(base, project)
     started = time.monotonic()
-    done = cli.run("--json", str(base / "r.json"), "--junit", str(base / "r.xml"))
+    done = cli.run("--json", str(base / "r.json"), "--junit", str(base / "r.xml"), "--verbose")
     seconds = time.monotonic() - started
     return MixedRun(done, load_json(base / "r.json"), ET.parse(base / "r.xml").getroot(), seconds)
 
@@ -312,11 +314,69 @@ def test_hanging_mutant_times_out_within_its_limit(cli: Cli, project: Path, tmp_
     assert entry["seconds"] < 8
 
 
-def test_runtime_option_is_exported_to_the_tests(cli: Cli, project: Path) -> None:
+def fake_cuda(base: Path, error: int, count: int) -> dict[str, str]:
+    """A ``cuda.bindings.runtime`` that answers the harness's device probe as told, first on PYTHONPATH."""
+    package = base / "fake-cuda" / "cuda" / "bindings"
+    package.mkdir(parents=True)
+    (package.parent / "__init__.py").write_text("", encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    name = "cudaSuccess" if error == 0 else "cudaErrorInsufficientDriver"
+    (package / "runtime.py").write_text(
+        f"def cudaGetDeviceCount():\n    return {error}, {count}\n"
+        f"def cudaGetErrorName(err):\n    return 0, b'{name}'\n",
+        encoding="utf-8",
+    )
+    return {"PYTHONPATH": str(base / "fake-cuda")}
+
+
+def test_runtime_option_is_exported_to_the_tests(cli: Cli, project: Path, tmp_path: Path) -> None:
     write_config(project, [ADD_MINUS, NOT_EXERCISED])
+    cli.extra_env = fake_cuda(tmp_path, error=0, count=1)
     done = cli.run("--runtime", "cuda")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "cuda runtime" in done.stdout
+
+
+def test_runtime_cuda_with_no_device_stops_before_the_baseline(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
+    cli.extra_env = fake_cuda(tmp_path, error=35, count=0)
+    started = time.monotonic()
+    done = cli.run("--runtime", "cuda", "--json", str(tmp_path / "r.json"))
+    assert done.returncode == 2
+    assert "--runtime cuda: no CUDA device answers here (cudaErrorInsufficientDriver" in done.stderr
+    assert "[baseline]" not in done.stderr
+    assert time.monotonic() - started < 20
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_report_folders_are_made_and_bad_report_paths_refused_before_running(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
+    write_config(project, [ADD_MINUS])
+    nested = tmp_path / "not" / "yet" / "there" / "r.json"
+    done = cli.run("--json", str(nested), "--junit", str(tmp_path / "also" / "new" / "r.xml"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert load_json(nested)["exit_code"] == 0
+    ET.parse(tmp_path / "also" / "new" / "r.xml")
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    for option, path in (("--json", tmp_path), ("--junit", tmp_path / "file" / "under-a-file.xml")):
+        refused = cli.run(option, str(path))
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.startswith(f"critical_mutants: config error: {option} ")
+        assert "[baseline]" not in refused.stderr
+
+
+def test_tables_fit_the_terminal_unless_verbose(cli: Cli, project: Path) -> None:
+    long_why = "a reason long enough to run far past any terminal's right edge " * 4
+    write_config(project, [{**ADD_MINUS, "why": long_why}])
+    cli.extra_env = {"COLUMNS": "80"}
+    clipped = cli.run("list")
+    assert clipped.returncode == 0
+    assert max(len(line) for line in clipped.stdout.splitlines()) == 80
+    assert clipped.stdout.splitlines()[2].endswith("…")
+    full = cli.run("list", "--verbose")
+    assert long_why.strip() in full.stdout
 
 
 def test_full_prints_kill_matrix(cli: Cli, project: Path, tmp_path: Path) -> None:
@@ -324,8 +384,11 @@ def test_full_prints_kill_matrix(cli: Cli, project: Path, tmp_path: Path) -> Non
     done = cli.run("--full", "--json", str(tmp_path / "r.json"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Kill matrix" in done.stdout
-    rows = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines() if line.startswith(T)}
-    assert rows == {T + "test_add": ["K", "."], T + "test_clamp_below": [".", "K"]}
+    # one character per mutant, in legend order, then the test
+    rows = {line.split()[1]: line.split()[0] for line in done.stdout.splitlines() if f"  {T}" in line}
+    assert rows == {T + "test_add": "K.", T + "test_clamp_below": ".K"}
+    assert "    1: add-minus" in done.stdout
+    assert "    2: clamp-low-deleted" in done.stdout
     matrix = load_json(tmp_path / "r.json")["kill_matrix"]
     assert matrix == {"add-minus": [T + "test_add"], "clamp-low-deleted": [T + "test_clamp_below"]}
 
@@ -419,6 +482,11 @@ BAD_CONFIGS: dict[str, tuple[str, str]] = {
     ),
     "unknown-canary": (config_text([ADD_MINUS], canary="nope"), "canary 'nope'"),
     "no-mutants": (config_text([]), "no [[mutant]] entries"),
+    "infinite-timeout": (config_text([ADD_MINUS]).replace("timeout_s = 10", "timeout_s = inf"), "finite"),
+    "nan-timeout": (config_text([ADD_MINUS]).replace("timeout_s = 10", "timeout_s = nan"), "finite"),
+    "newline-in-id": (config_text([{**ADD_MINUS, "id": "add\nminus"}]), "must be 1-80 characters"),
+    "bidi-in-id": (config_text([{**ADD_MINUS, "id": "add\u202eminus"}]), "must be 1-80 characters"),
+    "nul-in-id": (config_text([{**ADD_MINUS, "id": "add\u0000"}]), "must be 1-80 characters"),
 }
 
 
@@ -672,3 +740,128 @@ def test_property_getter_and_setter_share_a_scope(tmp_path: Path) -> None:
 def test_killed_by_entries_match_exactly_or_as_parametrized_prefix(entry: str, expected: str) -> None:
     outcomes = {T + "test_bump[1]": "passed", T + "test_bump[2]": "failed", T + "test_skip": "skipped"}
     assert cm.entry_status(entry, outcomes) == expected
+
+
+def test_junit_is_well_formed_whatever_the_text_holds(cli: Cli, project: Path, tmp_path: Path) -> None:
+    write_config(project, [ADD_MINUS, {**SURVIVOR, "why": "bell \u0007, nul \u0000, escape \u001b[31m"}])
+    done = cli.run("--junit", str(tmp_path / "r.xml"))
+    assert done.returncode == 1
+    failure = ET.parse(tmp_path / "r.xml").getroot().find("testsuite/testcase/failure")
+    assert failure is not None
+    assert "bell \\x07, nul \\x00, escape \\x1b[31m" in (failure.text or "")
+
+
+def test_a_catalogue_kept_elsewhere_runs_against_root(cli: Cli, project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "catalogues" / "critical.toml"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(config_text([ADD_MINUS]), encoding="utf-8")
+    command = [sys.executable, str(SCRIPT), "--config", str(elsewhere), "list"]
+    run = functools.partial(subprocess.run, cwd=cli.cwd, env=cli.env(), capture_output=True, text=True)
+    without = run(command, check=False)
+    assert without.returncode == 2
+    assert "not found under the project root" in without.stderr
+    listed = run([*command, "--root", str(project)], check=False)
+    assert listed.returncode == 0, listed.stderr
+    assert "add-minus" in listed.stdout
+    missing = run([*command, "--root", str(tmp_path / "nope")], check=False)
+    assert missing.returncode == 2
+    assert "--root" in missing.stderr
+    assert "not a directory" in missing.stderr
+
+
+def test_editing_the_tree_during_a_run_changes_no_verdict(cli: Cli, project: Path, tmp_path: Path) -> None:
+    # jobs=2: the second copy is made after the canary, long after the edit below
+    write_config(project, [ADD_MINUS, CLAMP_LOW, BUMP], jobs=2)
+    # not the mutated file: each mutant rewrites that one whole
+    core = project / "counterpkg" / "__init__.py"
+    pristine = core.read_text(encoding="utf-8")
+    harness = subprocess.Popen(
+        [*cli.command("--json", str(tmp_path / "r.json"))],
+        cwd=cli.cwd,
+        env=cli.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert harness.stderr is not None
+        for line in harness.stderr:
+            if line.startswith("[baseline]"):
+                core.write_text(pristine + "\nraise ImportError('edited mid-run')\n", encoding="utf-8")
+                break
+        harness.communicate(timeout=90)
+    finally:
+        core.write_text(pristine, encoding="utf-8")
+    assert harness.returncode == 0
+    verdicts = {i: m["verdict"] for i, m in by_id(load_json(tmp_path / "r.json")).items()}
+    assert verdicts == {"add-minus": "killed", "clamp-low-deleted": "killed", "bump-forgets-count": "killed"}
+
+
+# Backtracking in C with the GIL held: no thread of the child can run until it ends, in minutes.
+GIL_LOOP = mutant(
+    "add-spins-in-c",
+    "add",
+    [T + "test_add"],
+    replace="return a + b",
+    by='__import__("re").match(r"(a+)+$", "a" * 64 + "b")\nreturn a + b',
+)
+
+
+def test_a_sigkilled_harness_takes_its_children_along_and_the_next_run_clears_its_copies(
+    cli: Cli, project: Path
+) -> None:
+    write_config(project, [ADD_MINUS, GIL_LOOP], timeout_s=120)
+    seen: list[str] = []
+    with subprocess.Popen(
+        cli.command(), cwd=cli.cwd, env=cli.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        sink: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=read_lines, args=(proc.stderr, sink), daemon=True).start()
+        wait_for(sink, "[start] add-spins-in-c", seen)
+        time.sleep(2)  # the mutant's pytest is inside the loop by now
+        assert processes_in(cli.tmpdir)
+        proc.kill()
+        proc.wait(timeout=15)
+    # the kernel ends them (parent-death signal), however busy they are
+    deadline = time.monotonic() + 3
+    while processes_in(cli.tmpdir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_in(cli.tmpdir) == []
+    left = [p.name for p in cli.tmpdir.iterdir()]
+    assert len(left) == 1  # the killed run could not clean up after itself
+    write_config(project, [ADD_MINUS])
+    again = cli.run()
+    assert again.returncode == 0, again.stderr
+    assert f"removed {cli.tmpdir / left[0]}, left by a run that is gone" in again.stderr
+    assert list(cli.tmpdir.iterdir()) == []
+
+
+def test_a_daemon_holding_the_output_neither_stalls_the_run_nor_outlives_it(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
+    marker = "31.4159"  # `sleep` with a duration no other process uses
+    daemon = mutant(
+        "label-starts-a-daemon",
+        "Counter",
+        [T + "test_bump"],
+        replace='label = "counter"',
+        by=f'label = __import__("subprocess").Popen(["sleep", "{marker}"], start_new_session=True) '
+        'and "counter"',
+    )
+    write_config(project, [ADD_MINUS, daemon], timeout_s=20)
+    started = time.monotonic()
+    done = cli.run("--json", str(tmp_path / "r.json"))
+    assert time.monotonic() - started < 15
+    entry = by_id(load_json(tmp_path / "r.json"))["label-starts-a-daemon"]
+    assert entry["verdict"] == "survived", entry  # it changes nothing the tests see, and takes no time
+    assert done.returncode == 1
+
+    def sleepers() -> list[str]:
+        found = []
+        for entry in Path("/proc").glob("[0-9]*"):
+            with contextlib.suppress(OSError):
+                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(entry.name)
+        return found
+
+    assert sleepers() == []

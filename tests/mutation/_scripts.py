@@ -43,13 +43,16 @@ def mutant(name: str, status: str = "survived", **extra: Any) -> dict[str, Any]:
 
 
 def results_file(path: Path, mutants: list[dict[str, Any]], **extra: Any) -> Path:
+    """A whole run's export of ``mutants``; ``extra`` overrides any key (a shard, a universe)."""
+    from mutation_common import universe_of
+
     data = {
         "format": "guard-lib-mutmut-results",
         "version": 1,
         "mutmut_version": "3.8.1",
         "scope": {"kind": "full"},
         "shard": None,
-        "universe": {},
+        "universe": universe_of(str(m.get("name")) for m in mutants if isinstance(m, dict)),
         "sources": {"pkg/mod.py": "def f(a, b):\n    return a + b\n"},
         "mutants": mutants,
     }

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import _scripts
 import mutation_gate
@@ -159,23 +160,92 @@ def critical(tmp_path: Path, verdicts: list[str]) -> Path:
     return path
 
 
+CATALOGUE = '[[mutant]]\nid = "c0"\n[[mutant]]\nid = "c1"\n'
+
+
 @pytest.mark.parametrize("verdict", ["survived", "timeout", "invalid", "not-exercised", "wrong-reason"])
 def test_any_critical_verdict_but_killed_fails(tmp_path: Path, verdict: str) -> None:
     crit = critical(tmp_path, ["killed", verdict])
-    assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], "", "--critical", str(crit)) == 1
+    assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], CATALOGUE, "--critical", str(crit)) == 1
 
 
 def test_all_critical_killed_passes(tmp_path: Path) -> None:
     crit = critical(tmp_path, ["killed", "killed"])
-    assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], "", "--critical", str(crit)) == 0
+    assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], CATALOGUE, "--critical", str(crit)) == 0
 
 
 def test_unknown_critical_verdict_or_missing_file_is_exit_2(tmp_path: Path) -> None:
     crit = critical(tmp_path, ["exploded"])
-    assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], "", "--critical", str(crit)) == 2
-    assert (
-        gate(tmp_path, [_scripts.mutant(F + "1", "killed")], "", "--critical", str(tmp_path / "no.json")) == 2
-    )
+    assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], CATALOGUE, "--critical", str(crit)) == 2
+    missing = str(tmp_path / "no.json")
+    assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], CATALOGUE, "--critical", missing) == 2
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "catalogue", "says"),
+    [
+        (["killed"], CATALOGUE, "hold 1 of the 2 catalogue mutants; missing: c1"),
+        ([], CATALOGUE, "hold 0 of the 2 catalogue mutants; missing: c0, c1"),
+        (["killed", "killed", "killed"], CATALOGUE, "does not have: c2"),
+        (["killed"], "", "no [[mutant]] catalogue"),
+    ],
+)
+def test_critical_results_must_answer_for_the_whole_catalogue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], verdicts: list[str], catalogue: str, says: str
+) -> None:
+    crit = critical(tmp_path, verdicts)
+    assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], catalogue, "--critical", str(crit)) == 2
+    err = capsys.readouterr().err
+    assert says in err
+    assert "Traceback" not in err
+
+
+def _gate_file(tmp_path: Path, mutants: list[dict[str, object]], cfg: str = "", **extra: Any) -> int:
+    results = _scripts.results_file(tmp_path / "results.json", mutants, **extra)
+    return mutation_gate.main(["--results", str(results), "--config", str(config(tmp_path, cfg))])
+
+
+def test_results_that_are_part_of_their_run_without_a_shard_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mutation_common import universe_of
+
+    whole = universe_of([F + "1", F + "2", F + "3"])
+    assert _gate_file(tmp_path, [_scripts.mutant(F + "1", "killed")], universe=whole) == 2
+    assert "hold 1 of the 3 mutants of their run and declare no shard" in capsys.readouterr().err
+    assert _gate_file(tmp_path, [_scripts.mutant(F + "1", "killed")], universe={}) == 2
+    assert "carry no 'universe'" in capsys.readouterr().err
+    assert _gate_file(tmp_path, []) == 2
+    assert "no mutants" in capsys.readouterr().err
+
+
+def test_a_declared_shard_is_judged_alone_and_must_hold_its_share(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mutation_common import universe_of
+
+    names = [F + str(i) for i in range(1, 6)]
+    whole = universe_of(names)
+    shard = {"index": 2, "count": 2}  # of 5 mutants: the 2nd and 4th
+    mine = [_scripts.mutant(n, "killed", added=f"return a * {n[-1]}") for n in names[1::2]]
+    # a reviewed equivalent whose mutant sits in the other shard is not called stale here
+    assert _gate_file(tmp_path, mine, EQUIV, universe=whole, shard=shard) == 0
+    out = capsys.readouterr().out
+    assert "shard 2/2 alone" in out
+    assert "1 reviewed equivalent(s) match no mutant of this shard" in out
+    assert _gate_file(tmp_path, mine[:1], EQUIV, universe=whole, shard=shard) == 2
+    assert "shard 2/2 of 5 mutants must hold 2, holds 1" in capsys.readouterr().err
+    assert _gate_file(tmp_path, mine, EQUIV, universe=whole, shard={"index": 3, "count": 2}) == 2
+
+
+def test_a_scoped_run_that_selected_nothing_has_no_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scope = {"kind": "changed-since", "ref": "HEAD", "functions": []}
+    assert _gate_file(tmp_path, [], scope=scope) == 0
+    out = capsys.readouterr().out
+    assert "no score: no mutant was selected" in out
+    assert "100" not in out
 
 
 def test_cli_help_and_exit_status() -> None:
@@ -190,3 +260,66 @@ def test_cli_help_and_exit_status() -> None:
         check=False,
     )
     assert missing.returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"status": ["killed"]}, "'status' must be str, not list"),
+        ({"name": 7}, "'name' must be str, not int"),
+        ({"line": "2"}, "'line' must be int, not str"),
+        ({"exit_code": True}, "'exit_code' must be int or null, not bool"),
+    ],
+)
+def test_a_mistyped_mutant_is_exit_2_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, object], says: str
+) -> None:
+    entry = {**_scripts.mutant(F + "1", "killed"), **change}
+    assert gate(tmp_path, [entry], "") == 2
+    err = capsys.readouterr().err
+    assert says in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ({"scope": "full"}, "'scope' must be an object"),
+        ({"shard": "x"}, "'shard' must be null or"),
+        ({"shard": {"index": 1}}, "'shard' must be null or"),
+        ({"universe": "x"}, "'universe' must be an object"),
+        ({"sources": {"pkg/mod.py": 3}}, "'sources' must map"),
+    ],
+)
+def test_a_malformed_results_file_is_exit_2_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: dict[str, Any], says: str
+) -> None:
+    assert _gate_file(tmp_path, [_scripts.mutant(F + "1", "killed")], **extra) == 2
+    err = capsys.readouterr().err
+    assert says in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("file", ["/etc/passwd", "../outside.py", "pkg/../../outside.py", " "])
+def test_a_mutant_file_outside_the_repository_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str
+) -> None:
+    entry = {**_scripts.mutant(F + "1", "killed"), "file": file}
+    assert gate(tmp_path, [entry], "") == 2
+    assert "must be a path inside the repository" in capsys.readouterr().err
+
+
+def test_the_report_reads_no_file_from_outside_the_repository(tmp_path: Path) -> None:
+    from mutation_common import repo_text
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the report", encoding="utf-8")
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text("x = 1\n", encoding="utf-8")
+    (root / "pkg" / "link.py").symlink_to(secret)
+    assert repo_text("pkg/mod.py", root) == "x = 1\n"
+    assert repo_text("pkg/link.py", root) is None  # a link that leads out
+    assert repo_text("../secret.txt", root) is None
+    assert repo_text(str(secret), root) is None
+    assert repo_text("pkg/missing.py", root) is None

@@ -81,6 +81,11 @@ def test_merge_refuses_missing_duplicate_or_foreign_shards() -> None:
     short.mutants.pop()
     with pytest.raises(mc.InputError, match="missing mutants"):
         mc.merge_results([shard_results(NAMES, 1, 2), short])
+    blind = [shard_results(NAMES, i, 2) for i in (1, 2)]
+    for part in blind:
+        part.universe = {}
+    with pytest.raises(mc.InputError, match="carry no universe"):
+        mc.merge_results(blind)
 
 
 def test_merge_cli_round_trip(tmp_path: Path) -> None:
@@ -151,7 +156,7 @@ def test_git_changed_functions(tmp_path: Path) -> None:
     assert changed == {"pkg.m:top", "pkg.new:fresh"}
     names = ["pkg.m.x_top__mutmut_1", "pkg.m.xǁGuardǁclose__mutmut_1", "pkg.new.x_fresh__mutmut_2"]
     assert mc.filter_by_functions(names, changed) == ["pkg.m.x_top__mutmut_1", "pkg.new.x_fresh__mutmut_2"]
-    with pytest.raises(mc.InputError, match="git diff failed"):
+    with pytest.raises(mc.InputError, match="not a commit"):
         mc.git_changed_functions("no-such-ref", ["pkg"], tmp_path)
 
 
@@ -195,3 +200,39 @@ def test_locate_maps_a_method_change_to_file_columns() -> None:
     assert where.replacement == "<="
     assert where.mutator == "OperatorReplacement"
     assert "+    if a <= 1:" in where.diff
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["run", "--shard", "2/4"], "--out is required with --shard"),
+        (["run", "--changed-since", "HEAD"], "--out is required with --shard, --changed-since"),
+        (["export", "--names", "names.txt"], "--out is required"),
+        (["run", "--shard", "5/4", "--out", "x.json"], "need 1 <= I <= N"),
+        (["run", "--out", "."], "is a directory"),
+        (["run", "--changed-since", "no-such-ref-anywhere", "--out", "x.json"], "not a commit"),
+        # an option-like ref reaches git as a revision after --end-of-options, never as an option
+        (["list", "--changed-since=--output=written.txt"], "not a commit"),
+        (["run", "--max-children", "0", "--out", "x.json"], "--max-children must be >= 1"),
+    ],
+)
+def test_bad_run_input_is_exit_2_before_any_mutant_is_made(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    says: str,
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.chdir(tmp_path)
+    made: list[list[str]] = []
+
+    def child(args: list[str], override: object) -> int:
+        made.append(args)
+        return 0
+
+    monkeypatch.setattr(mutation_run, "_child", child)
+    assert mutation_run.main(argv) == 2
+    assert says in capsys.readouterr().err
+    assert made == []  # mutmut never started
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]

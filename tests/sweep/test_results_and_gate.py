@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from mutation_common import MutantRecord, Results
+from mutation_common import universe_of as mutmut_universe
 from mutation_sweep.config import ConfigError, Equivalent
 from mutation_sweep.config import load as load_config
 from mutation_sweep.judge import judge
@@ -32,6 +33,7 @@ def _run(verdicts: list[str], shard: tuple[int, int] | None = None) -> SweepResu
         universe_of(m.id for m in mutants),
         {"index": shard[0], "count": shard[1]} if shard else None,
         executable={"pkg/m.py": [1, 2, 3]},
+        set_aside={"pkg/m.py": {3: ["inside an annotation"]}},
     )
 
 
@@ -54,6 +56,7 @@ def test_round_trip_and_completeness(tmp_path: Path) -> None:
     assert sorted((r.mutant.id, r.verdict) for r in loaded.results) == sorted(
         (r.mutant.id, r.verdict) for r in run.results
     )
+    assert loaded.set_aside == {"pkg/m.py": {3: ["inside an annotation"]}}
     data = json.loads((tmp_path / "r.json").read_text())
     data["mutants"] = data["mutants"][:1]
     (tmp_path / "r.json").write_text(json.dumps(data))
@@ -69,6 +72,9 @@ def test_round_trip_and_completeness(tmp_path: Path) -> None:
         ({"universe": {}}, "no 'universe'"),
         ({"shard": {"index": 3, "count": 2}}, "'shard' must be null or"),
         ({"shard": "1/2"}, "'shard' must be null or"),
+        ({"set_aside": "x"}, "'set_aside' must map"),
+        ({"set_aside": {"pkg/m.py": {"three": ["x"]}}}, "'set_aside' must map"),
+        ({"set_aside": {"pkg/m.py": {"3": "x"}}}, "'set_aside' must map"),
     ],
 )
 def test_bad_results_files_say_what_is_wrong(tmp_path: Path, change: dict[str, object], message: str) -> None:
@@ -177,7 +183,7 @@ def test_the_gate_refuses_partial_sweep_results_with_exit_2(tmp_path: Path) -> N
     killed = MutantRecord(
         name="guard_lib.m.x_f__mutmut_1", file="guard_lib/m.py", status="killed", exit_code=1
     )
-    Results(mutants=[killed]).write(mutmut)
+    Results(mutants=[killed], universe=mutmut_universe([killed.name])).write(mutmut)
     done = _gate("--results", str(mutmut), "--sweep", str(tmp_path / "s.json"))
     assert done.returncode == 2
     assert "a partial run cannot pass the gate" in done.stderr

@@ -10,6 +10,7 @@ from . import (
     drop_element,
     keyword_only,
     remove_base,
+    remove_handler,
     replace_value,
     unwrap_call,
 )
@@ -22,6 +23,7 @@ ALL: tuple[ModuleType, ...] = (
     comparison,
     remove_base,
     keyword_only,
+    remove_handler,
 )
 
 __all__ = ["ALL"]

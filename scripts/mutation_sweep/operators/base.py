@@ -38,6 +38,24 @@ ATOMS = (
 )
 
 
+def mark_docstrings(tree: ast.AST) -> None:
+    """Tag each real docstring (the first statement of a module, class or def, when a string)."""
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body:
+            first = body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                setattr(first, "_sweep_docstring", True)  # noqa: B010 - ast nodes take no typed extras
+
+
+def is_docstring(node: ast.AST) -> bool:
+    return bool(getattr(node, "_sweep_docstring", False))
+
+
 def as_operand(node: ast.expr) -> str:
     """Source for ``node`` that keeps its meaning wherever an expression stood."""
     text = ast.unparse(node)

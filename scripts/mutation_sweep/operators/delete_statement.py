@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from .base import Edit
+from .base import Edit, is_docstring
 
 name = "delete-statement"
 # A statement over several lines leaves blank lines behind, so later line numbers do not move.
@@ -14,29 +14,16 @@ examples = (
     ("def f():\n    '''doc'''\n    return 1\n", ("pass\n\n\n", "def f():\n    '''doc'''\n    pass\n")),
     ("if a:\n    b()\n", ("pass\n\n", "if a:\n    pass\n")),
     ("@dec\ndef f():\n    pass\n", ("pass\n\n\n",)),
-    ('"doc"\nfrom __future__ import annotations\npass\n', ()),
+    # without the future import every annotation is evaluated when its def runs
+    ('"doc"\nfrom __future__ import annotations\n', ('"doc"\npass\n',)),
+    ('"doc"\npass\n', ()),
+    # a string anywhere else is a statement like any other (and compiles to nothing)
+    ('x = 1\n"about x"\n', ('pass\n"about x"\n', "x = 1\npass\n")),
 )
 
 
-def _is_docstring(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    )
-
-
-def _is_future(node: ast.stmt) -> bool:
-    return isinstance(node, ast.ImportFrom) and node.module == "__future__"
-
-
 def edits(node: ast.AST, source: str) -> Iterator[Edit]:
-    if (
-        not isinstance(node, ast.stmt)
-        or isinstance(node, ast.Pass)
-        or _is_docstring(node)
-        or _is_future(node)
-    ):
+    if not isinstance(node, ast.stmt) or isinstance(node, ast.Pass) or is_docstring(node):
         return
     # A decorated definition starts at its first decorator.
     first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])

@@ -26,6 +26,8 @@ class SweepResults:
     skipped: dict[str, int] = field(default_factory=dict)
     executable: dict[str, list[int]] = field(default_factory=dict)
     seconds: float = 0.0
+    # file -> line -> why the mutants made there were set aside unrun (annotations, same code)
+    set_aside: dict[str, dict[int, list[str]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -36,6 +38,10 @@ class SweepResults:
             "skipped": self.skipped,
             "executable": self.executable,
             "seconds": self.seconds,
+            "set_aside": {
+                f: {str(line): sorted(reasons) for line, reasons in sorted(lines.items())}
+                for f, lines in sorted(self.set_aside.items())
+            },
             "mutants": [_result_json(r) for r in sorted(self.results, key=lambda r: r.mutant.id)],
         }
 
@@ -140,9 +146,29 @@ def load(path: Path) -> SweepResults:
         raise ResultsError(f"{path}: 'executable' must be an object")
     skipped = data.get("skipped") or {}
     seconds = data.get("seconds") or 0.0
-    loaded = SweepResults(results, universe, shard, dict(skipped), dict(executable), float(seconds))
+    set_aside = _parse_set_aside(data.get("set_aside") or {}, str(path))
+    loaded = SweepResults(
+        results, universe, shard, dict(skipped), dict(executable), float(seconds), set_aside
+    )
     check_complete(loaded, str(path))
     return loaded
+
+
+def _parse_set_aside(raw: object, where: str) -> dict[str, dict[int, list[str]]]:
+    shape = f"{where}: 'set_aside' must map file -> line number -> list of reasons"
+    if not isinstance(raw, dict):
+        raise ResultsError(shape)
+    parsed: dict[str, dict[int, list[str]]] = {}
+    for file, lines in raw.items():
+        if not isinstance(lines, dict):
+            raise ResultsError(shape)
+        for line, reasons in lines.items():
+            if not (isinstance(line, str) and line.isdigit()) or not (
+                isinstance(reasons, list) and all(isinstance(r, str) for r in reasons)
+            ):
+                raise ResultsError(shape)
+            parsed.setdefault(file, {})[int(line)] = list(reasons)
+    return parsed
 
 
 def check_complete(results: SweepResults, where: str) -> None:
@@ -184,6 +210,7 @@ def merge(parts: Sequence[SweepResults]) -> SweepResults:
         parts[0].skipped,
         parts[0].executable,
         round(sum(p.seconds for p in parts), 3),
+        parts[0].set_aside,
     )
     check_complete(merged, "merge")
     return merged
