@@ -1,8 +1,8 @@
 """An interrupt at any instruction inside guard_lib leaves no device moved that nobody owes.
 
 The invariant: wherever a KeyboardInterrupt lands inside ``create``, ``device.__enter__`` / ``__exit__``,
-a function decorated with ``@device(i)``, ``close``, ``take``, ``CallerStreamGuard`` or ``Result``, once the caller's own ``with`` blocks have run,
-the thread is where the uninterrupted run leaves it, or on a device that a guard the caller holds still
+a function decorated with ``@device(i)``, ``close``, ``take``, ``CallerStreamGuard`` or ``Result``, once
+the caller's own ``with`` blocks have run, the thread is where the uninterrupted run leaves it, or on a device that a guard the caller holds still
 owes (and closing the guards it holds puts the thread there). No restore is ever repeated: no selection
 of the device the thread is already on. No finaliser complains.
 

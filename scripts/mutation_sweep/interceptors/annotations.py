@@ -67,13 +67,13 @@ def only_for_annotations(node: ast.stmt, loaded: set[str]) -> bool:
         bound = [(a.asname or a.name).split(".")[0] for a in node.names]
     elif (
         isinstance(node, ast.Assign)
-        # a type alias (X = tuple[...], A | B) or a type variable (T = TypeVar("T"))
+        # a type alias (X = tuple[...], A | B) or a type variable (T = TypeVar("T"), P = ParamSpec("P"))
         and (
             isinstance(node.value, (ast.Subscript, ast.BinOp))
             or (
                 isinstance(node.value, ast.Call)
                 and isinstance(node.value.func, ast.Name)
-                and node.value.func.id == "TypeVar"
+                and node.value.func.id in ("TypeVar", "ParamSpec", "TypeVarTuple")
             )
         )
         and all(isinstance(t, ast.Name) and not t.id.startswith("__") for t in node.targets)
