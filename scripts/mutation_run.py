@@ -308,8 +308,33 @@ def _child(args: list[str], override: Path | None) -> int:
     env = dict(os.environ)
     if override is not None:
         env[OVERRIDE_ENV] = str(override)
-    print("+", " ".join(args[:8]) + (f" ... ({len(args) - 8} more)" if len(args) > 8 else ""), flush=True)
-    return subprocess.run(cmd, env=env, check=False).returncode
+    if sys.stdout.isatty():
+        return subprocess.run(cmd, env=env, check=False).returncode
+    # Into a log: mutmut's spinner frames would pile up on one line; keep each line's last frame.
+    with subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            cleaned = log_line(line)
+            if cleaned is not None:
+                print(cleaned, flush=True)
+    return proc.returncode
+
+
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def log_line(line: str) -> str | None:
+    """A line of mutmut's output as a log should hold it: the last frame of a line redrawn in place,
+    without its spinner; None for what a log does not need (a note about copying a file that is absent)."""
+    frame = line.rstrip("\n").split("\r")[-1].rstrip()
+    if frame[:1] in _SPINNER and frame[1:2] == " ":
+        frame = frame[2:]
+    words = frame.split()
+    if words[:2] == ["also", "copying"] and len(words) == 3 and not Path(words[2]).exists():
+        return None
+    return frame if frame.strip() else None
 
 
 def _install_override() -> None:

@@ -236,3 +236,21 @@ def test_bad_run_input_is_exit_2_before_any_mutant_is_made(
     assert says in capsys.readouterr().err
     assert made == []  # mutmut never started
     assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "logged"),
+    [
+        ("\r⠋ Generating mutants\r⠙ Generating mutants\r⠹ done in 12s\n", "done in 12s"),
+        ("\r⠋ 12/371  🎉 10 🫥 0\r⠙ 371/371  🎉 366 🫥 0     \n", "371/371  🎉 366 🫥 0"),
+        ("     also copying poetry.lock-that-is-not-here\n", None),
+        ("     also copying pyproject.toml\n", "     also copying pyproject.toml"),
+        ("plain line\n", "plain line"),
+        ("\r\n", None),
+    ],
+)
+def test_mutmut_output_into_a_log_keeps_each_lines_last_frame(
+    raw: str, logged: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(_scripts.ROOT)
+    assert mutation_run.log_line(raw) == logged
