@@ -3,8 +3,8 @@
 The invariant: wherever a KeyboardInterrupt lands inside ``create``, ``device.__enter__`` / ``__exit__``,
 a function decorated with ``@device(i)``, ``close``, ``take``, ``CallerStreamGuard`` or ``Result``, once
 the caller's own ``with`` blocks have run, the thread is where the uninterrupted run leaves it, or on a
-device that a guard the caller holds still owes (and closing the guards it holds puts the thread there). No restore is ever repeated: no selection
-of the device the thread is already on. No finaliser complains.
+device that a guard the caller holds still owes (and closing the guards it holds puts the thread there).
+No restore is ever repeated: no selection of the device the thread is already on. No finaliser complains.
 
 A tracer counts the instructions executed in guard_lib's own frames and raises KeyboardInterrupt before
 the N-th, for every N, on every path, except at the boundary with the caller: the entry of a frame
