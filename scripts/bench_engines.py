@@ -26,7 +26,7 @@ from typing import Any
 
 from mutation_common import load_gate_config, load_results
 from mutation_gate import attach_sweep, evaluate, load_critical
-from mutation_report import line_engines
+from mutation_lines import line_engines
 
 ROOT = Path(__file__).resolve().parent.parent
 

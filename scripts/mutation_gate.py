@@ -102,7 +102,7 @@ class Evaluation:
     def score_text(self) -> str:
         if self.score is None:
             return "no score: no mutant was selected"
-        return f"score {self.score:.2f}% (min {self.config.min_score:g}%)"
+        return f"mutmut score {self.score:.2f}% (min {self.config.min_score:g}%)"
 
     @property
     def critical_failures(self) -> list[CriticalMutant]:
@@ -133,6 +133,60 @@ class Evaluation:
         if self.sweep is not None:
             found += self.sweep.findings()
         return found
+
+
+@dataclass(frozen=True)
+class EngineTally:
+    """One engine's mutants, each counted once: killed + reviewed equivalent + skipped + not killed."""
+
+    engine: str
+    killed: int
+    equivalent: int
+    not_killed: int
+    skipped: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.killed + self.equivalent + self.not_killed + self.skipped
+
+    @property
+    def score(self) -> float | None:
+        counted = self.killed + self.not_killed
+        return None if counted == 0 else 100.0 * self.killed / counted
+
+    def describe(self) -> str:
+        score = "no score" if self.score is None else f"score {self.score:.2f}%"
+        skipped = f", {self.skipped} skipped" if self.skipped else ""
+        return (
+            f"{self.engine}: {self.total} mutants: {self.killed} killed, "
+            f"{self.equivalent} reviewed equivalent, {self.not_killed} not killed{skipped}; {score}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "total": self.total,
+            "killed": self.killed,
+            "equivalent": self.equivalent,
+            "not_killed": self.not_killed,
+            "skipped": self.skipped,
+            "score": self.score,
+        }
+
+
+def tally(ev: Evaluation) -> list[EngineTally]:
+    """The one count every output prints: per engine, critical mutants apart from mutmut's."""
+    equivalent = sum(1 for m in ev.excluded if m.name in ev.equivalent_of)
+    counts = [
+        EngineTally("mutmut", len(ev.killed), equivalent, len(ev.survivors), len(ev.excluded) - equivalent)
+    ]
+    if ev.sweep is not None:
+        j = ev.sweep
+        counts.append(EngineTally("sweep", len(j.killed), len(j.equivalent), len(j.survivors)))
+    if ev.critical is not None:
+        failed = len(ev.critical_failures)
+        counts.append(EngineTally("critical", len(ev.critical) - failed, 0, failed))
+    return counts
 
 
 def _first_added(mutant: MutantRecord) -> str:
@@ -346,10 +400,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {len(ev.survivors)} survivor(s) tolerated by min_score {config.min_score:g}%")
     shard = results.shard
     judged = f"shard {shard['index']}/{shard['count']} alone" if shard else results.scope.get("kind", "full")
-    print(
-        f"mutation gate ({judged}): {len(ev.killed)} killed, {len(ev.survivors)} not killed, "
-        f"{len(ev.excluded)} excluded (equivalent/skipped); {ev.score_text()}"
-    )
+    print(f"mutation gate ({judged}): {ev.score_text()}")
+    for count in tally(ev):
+        print(f"  {count.describe()}")
     for entry in ev.out_of_scope:
         print(f"  not in this run's scope: {entry.describe()}")
     if ev.other_shards:
@@ -357,21 +410,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  {len(ev.other_shards)} reviewed equivalent(s) match no mutant of this shard; "
             "the merged results judge whether they are stale"
         )
-    if critical is not None:
-        print(f"critical harness: {len(critical) - len(ev.critical_failures)}/{len(critical)} killed")
-    if ev.sweep is not None:
-        j = ev.sweep
-        scope = f"shard {j.shard['index']}/{j.shard['count']} alone" if j.shard else "whole run"
-        print(
-            f"sweep ({scope}): {len(j.killed)} killed, {len(j.equivalent)} reviewed equivalent, "
-            f"{len(j.survivors)} not killed"
-        )
+    if ev.sweep is not None and ev.sweep.shard:
+        shard = ev.sweep.shard
+        print(f"  the sweep's results are shard {shard['index']}/{shard['count']}, judged alone")
     findings = ev.findings()
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(
             json.dumps(
-                {"passed": not findings, "score": ev.score, "findings": findings},
+                {
+                    "passed": not findings,
+                    "score": ev.score,
+                    "tally": [t.to_json() for t in tally(ev)],
+                    "findings": findings,
+                },
                 indent=2,
                 ensure_ascii=False,
             )

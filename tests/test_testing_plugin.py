@@ -145,14 +145,12 @@ def test_an_unreadable_device_points_to_the_fixture_unless_simulated(make: Any, 
 
 
 def test_the_plugin_without_pytest_says_which_extra_brings_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
+    import importlib
     import sys
 
-    import guard_lib.testing
-
-    spec = importlib.util.spec_from_file_location("guard_lib._testing_probe", guard_lib.testing.__file__)
-    assert spec is not None
-    assert spec.loader is not None
+    # imported afresh through the normal machinery, as a program without pytest would import it
+    monkeypatch.delitem(sys.modules, "guard_lib.testing")
     monkeypatch.setitem(sys.modules, "pytest", None)  # as if pytest were not installed
-    with pytest.raises(ImportError, match=r"needs pytest: pip install 'guard-lib\[pytest\]'"):
-        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    with pytest.raises(ImportError, match=r"needs pytest: pip install 'guard-lib\[pytest\]'") as info:
+        importlib.import_module("guard_lib.testing")
+    assert isinstance(info.value.__cause__, ImportError)  # the original reason stays attached

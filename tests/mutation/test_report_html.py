@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import _scripts
+import mutation_gate
 import mutation_report
 import pytest
 
@@ -28,6 +29,7 @@ CHROMIUM_FLAGS = [
 EQUIV = (
     '[gate]\n[[equivalent]]\nfunction = "pkg.mod:f"\ndiff = "return a * b"\n'
     'reason = "both are 0 in every test"\n'
+    '[[mutant]]\nid = "restore-skipped"\n[[mutant]]\nid = "wrong-device"\n'
 )
 
 
@@ -100,40 +102,51 @@ def test_json_follows_the_mutation_testing_elements_schema(report: dict[str, Pat
     assert data["files"]["pkg/mod.py"]["source"].startswith("def f(a, b):")
 
 
-def test_markdown_summary_has_totals_survivors_and_critical_table(report: dict[str, Path]) -> None:
+def test_markdown_summary_has_the_tally_survivors_and_critical_table(report: dict[str, Path]) -> None:
     text = report["md"].read_text(encoding="utf-8")
     assert "**Gate: FAILED**" in text
-    assert "| survived | 2 |" in text
-    assert "| equivalent (reviewed) | 1 |" in text
+    assert "| mutmut | 5 | 2 | 1 | 0 | 2 | 50.00% |" in text
+    assert "| critical | 2 | 1 | 0 | 0 | 1 | 50.00% |" in text
     assert "`pkg.mod.x_f__mutmut_2` | survived" in text
     assert "`pkg.mod.x_f__mutmut_3`" not in text.split("### Not killed")[1].split("###")[0]
     assert "| `wrong-device` | ❌ wrong-reason |" in text
 
 
-def test_html_renders_offline_in_headless_chromium(report: dict[str, Path], tmp_path: Path) -> None:
-    page = report["html"].read_text(encoding="utf-8")
-    # self-contained: nothing is fetched from anywhere
-    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+def _browser() -> str | None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         _needed("chromium", "chromium is not installed (apt-get install -y chromium)")
-        return
-    dom = subprocess.run(
+    return browser
+
+
+def _dom(browser: str, url: str, profile: Path, width: int = 1280) -> str:
+    return subprocess.run(
         [
             browser,
             *CHROMIUM_FLAGS,
-            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--user-data-dir={profile}",
+            f"--window-size={width},900",
             "--dump-dom",
-            report["html"].as_uri(),
+            url,
         ],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     ).stdout
+
+
+def test_html_renders_offline_in_headless_chromium(report: dict[str, Path], tmp_path: Path) -> None:
+    page = report["html"].read_text(encoding="utf-8")
+    # self-contained: nothing is fetched from anywhere
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    browser = _browser()
+    if browser is None:
+        return
+    dom = _dom(browser, report["html"].as_uri(), tmp_path / "profile")
     # the inline script ran, so this is the browser's DOM and not just the file read back
     assert "7 mutants listed" in dom
-    assert '<h2 class="file">pkg/mod.py</h2>' in dom
+    assert '<h2 class="file" id="file-pkg-mod-py">pkg/mod.py</h2>' in dom
     for name, status in [
         ("pkg.mod.x_f__mutmut_1", "Killed"),
         ("pkg.mod.x_f__mutmut_2", "Survived"),
@@ -141,9 +154,87 @@ def test_html_renders_offline_in_headless_chromium(report: dict[str, Path], tmp_
         ("pkg.mod.x_f__mutmut_4", "NoCoverage"),
         ("critical:wrong-device", "Survived"),
     ]:
-        row = re.search(rf'<tr class="mutant" data-status="{status}" id="{re.escape(name)}">', dom)
+        row = re.search(rf'<tr class="mutant" data-status="{status}" id="{re.escape(name)}"', dom)
         assert row, f"{name} is not shown as {status}"
     assert "Gate: FAILED" in dom
+    # each file's score per engine, its source with the mutants in place, reasons and killing tests
+    assert "<td>2 / 4 (50.0%)</td>" in dom  # mutmut in pkg/mod.py: 2 killed of 4 counted
+    assert "the source with its 7 mutants in place" in dom
+    assert 'href="#pkg.mod.x_f__mutmut_2"' in dom
+    assert "equivalent: both are 0 in every test" in dom
+    assert "(mutmut does not record which test)" in dom
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_html_never_scrolls_sideways(report: dict[str, Path], tmp_path: Path, width: int) -> None:
+    """Every <details> opened, long lines included: the page fits the window. A screenshot is kept."""
+    data = json.loads(report["json"].read_text(encoding="utf-8"))
+    long = "x" * 600  # a line far wider than any window
+    data["files"]["pkg/mod.py"]["source"] += f"{long}\n"
+    page = report["html"].read_text(encoding="utf-8").replace("def f(a, b):", f"def f(a, b):  # {long}")
+    report["html"].write_text(page, encoding="utf-8")
+    browser = _browser()
+    if browser is None:
+        return
+    url = report["html"].as_uri() + "#open-all"
+    dom = _dom(browser, url, tmp_path / "profile", width)
+    assert 'data-overflow="false"' in dom, "the page scrolls sideways"
+    shots = Path(os.environ.get("REPORT_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    shot = shots / f"mutation-report-{width}.png"
+    subprocess.run(
+        [
+            browser,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile-shot'}",
+            f"--window-size={width},1400",
+            "--hide-scrollbars",
+            f"--screenshot={shot}",
+            url,
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert shot.is_file()
+    assert shot.stat().st_size > 10_000
+
+
+def test_every_output_counts_the_same_mutants_the_same_way(
+    report: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mutation_html import category, engine_of
+
+    data = json.loads(report["json"].read_text(encoding="utf-8"))
+    tally = {t["engine"]: t for t in data["tally"]}
+    # the schema's own statuses, read the gate's way, add up to the tally
+    for engine, t in tally.items():
+        mine = [category(m) for f in data["files"].values() for m in f["mutants"] if engine_of(m) == engine]
+        assert len(mine) == t["total"]
+        assert mine.count("killed") == t["killed"]
+        assert mine.count("not killed") == t["not_killed"]
+        assert mine.count("equivalent") == t["equivalent"] + t["skipped"]
+    # the gate's lines, the Markdown rows and the HTML rows say the same numbers
+    argv = ["--results", str(tmp_path / "results.json"), "--config", str(tmp_path / "mutation_config.toml")]
+    argv += ["--critical", str(tmp_path / "critical.json"), "--json", str(tmp_path / "gate.json")]
+    mutation_gate.main(argv)
+    out = capsys.readouterr().out
+    gate = {t["engine"]: t for t in json.loads((tmp_path / "gate.json").read_text())["tally"]}
+    assert gate == tally
+    md = report["md"].read_text(encoding="utf-8")
+    page = report["html"].read_text(encoding="utf-8")
+    for t in tally.values():
+        score = "no score" if t["score"] is None else f"{t['score']:.2f}%"
+        n = (t["total"], t["killed"], t["equivalent"], t["not_killed"])
+        assert (
+            f"{t['engine']}: {n[0]} mutants: {n[1]} killed, {n[2]} reviewed equivalent, {n[3]} not killed"
+            in out
+        )
+        assert f"| {t['engine']} | {n[0]} | {n[1]} | {n[2]} | {t['skipped']} | {n[3]} | {score} |" in md
+        assert (
+            f"<tr data-engine='{t['engine']}'><td>{t['engine']}</td><td>{n[0]}</td><td>{n[1]}</td>"
+            f"<td>{n[2]}</td><td>{t['skipped']}</td><td>{n[3]}</td><td>{score}</td></tr>"
+        ) in page
 
 
 def test_report_needs_an_output_and_readable_results(tmp_path: Path) -> None:

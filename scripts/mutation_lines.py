@@ -1,0 +1,94 @@
+"""Where each engine's mutants sit: the line of a critical mutant, and which engines mutated each line.
+
+Shared by the Markdown summary and the HTML page, so both count lines the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mutation_common import repo_text
+from mutation_gate import CriticalMutant, Evaluation
+from mutation_sweep.tools.line_engines import LineCoverage, line_coverage
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def source_of(path: str) -> str:
+    """A file's text, read only from inside the repository ("" for anything else)."""
+    return repo_text(path, ROOT) or ""
+
+
+def one_line(text: str, limit: int = 80) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 3] + "..."
+
+
+# the sweep made mutants there and set every one aside unrun: inside an annotation, or the same code
+SET_ASIDE = "sweep, set aside"
+ENGINES = ("sweep", "mutmut", "critical", SET_ASIDE)
+
+
+def line_engines(ev: Evaluation) -> LineCoverage | None:
+    """Which engines mutated each executable line of the package, when the sweep's results say which lines
+    are executable."""
+    if ev.sweep_results is None:
+        return None
+    hits: list[tuple[str, str, int]] = [
+        ("sweep", r.mutant.file, r.mutant.line) for r in ev.sweep_results.results
+    ]
+    hits += [(SET_ASIDE, file, line) for file, lines in ev.sweep_results.set_aside.items() for line in lines]
+    hits += [("mutmut", m.file, m.line) for m in ev.results.mutants]
+    for crit in ev.critical or []:
+        source = source_of(crit.file)
+        hits.append(("critical", crit.file, critical_line(crit, source)))
+    return line_coverage(ev.sweep_results.executable, hits)
+
+
+def coverage_lines(coverage: LineCoverage) -> list[str]:
+    totals = coverage.totals()
+    lines = [
+        f"Executable lines of the package: {totals['executable']}; mutated by at least one engine: "
+        f"{totals['any']} ({100 * totals['any'] / max(1, totals['executable']):.1f}%). By engine: "
+        + ", ".join(f"{e} {totals.get(e, 0)}" for e in ENGINES)
+        + "."
+    ]
+    only_aside = [
+        (f, line)
+        for f, per in coverage.engines.items()
+        for line, engines in per.items()
+        if engines == {SET_ASIDE}
+    ]
+    if only_aside:
+        lines.append(
+            f"{len(only_aside)} of those lines hold only mutants the sweep set aside without running "
+            "(annotations and the imports and aliases only they use, or edits that compile to the same code)."
+        )
+    missing = {f: ls for f, ls in coverage.unmutated().items() if ls}
+    if missing:
+        lines.append(
+            "Not mutated by any engine: "
+            + "; ".join(f"{f}: {', '.join(map(str, ls))}" for f, ls in missing.items())
+        )
+    return lines
+
+
+def critical_line(crit: CriticalMutant, source: str) -> int:
+    """Where the harness's mutant is: its hunk header, else the first removed line found in the file."""
+    diff_lines = crit.diff.splitlines()
+    for index, text in enumerate(diff_lines):
+        header = re.match(r"@@ -(\d+)", text)
+        if header:
+            # context lines before the first change shift the changed line down from the hunk start
+            context = 0
+            for following in diff_lines[index + 1 :]:
+                if following.startswith(("-", "+")):
+                    break
+                context += 1
+            return max(1, int(header.group(1)) + context)
+    removed = [line[1:].strip() for line in diff_lines if line.startswith("-") and line[1:].strip()]
+    for number, text in enumerate(source.splitlines(), start=1):
+        if removed and text.strip() == removed[0]:
+            return number
+    return 1
