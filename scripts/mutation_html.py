@@ -171,7 +171,7 @@ def _file_section(path: str, entry: dict[str, Any], diffs: dict[str, str]) -> li
     e = html.escape
     mutants = sorted(entry["mutants"], key=lambda m: (m["location"]["start"]["line"], m["id"]))
     parts = [
-        f"<h2 class=\"file\" id=\"{_anchor(path)}\">{e(path)}</h2>",
+        f'<h2 class="file" id="{_anchor(path)}">{e(path)}</h2>',
         "<table class='mutants'><colgroup><col class='status'><col class='engine'><col><col class='line'>"
         "<col><col></colgroup>",
         "<tr><th>status</th><th>engine</th><th>mutant</th><th>line</th><th>mutation</th>"
