@@ -11,6 +11,14 @@ PY="${PYTHON:-python3}"
 export PYTHONUNBUFFERED=1
 # This checkout's guard_lib, not whatever copy an earlier install left on the path, is what gets measured.
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# A plain checkout on an offline host is not pip-installed, so pytest has no entry point for the plugin:
+# register it by name (for the harness's children too). Installed, the entry point registers it.
+if "$PY" -c "import importlib.metadata as m; m.distribution('guard-lib')" 2>/dev/null; then
+    plugin="installed guard-lib (pytest plugin from its entry point)"
+else
+    export PYTEST_PLUGINS="guard_lib.testing${PYTEST_PLUGINS:+,$PYTEST_PLUGINS}"
+    plugin="plain checkout on PYTHONPATH (pytest plugin by PYTEST_PLUGINS=guard_lib.testing)"
+fi
 status=0
 step() {  # step NAME COMMAND...: run, keep its output, remember the first failure
     local name=$1; shift
@@ -21,23 +29,32 @@ step() {  # step NAME COMMAND...: run, keep its output, remember the first failu
     if [ "$status" -eq 0 ] && [ "$rc" -ne 0 ]; then status=$rc; fi
 }
 
+# First, what this host is: printed and kept.
 {
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    echo "guard_lib: $plugin"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || echo "nvidia-smi: not found"
     "$PY" - <<'PY'
-import importlib, platform, sys
+import importlib, platform
 print("python", platform.python_version(), platform.machine())
-for name in ("cuda.bindings", "cuda.core", "torch", "cupy", "pytest", "hypothesis", "mutmut"):
+for name in ("cuda.bindings", "cuda.core", "torch", "cupy", "pytest", "hypothesis", "mutmut", "libcst"):
     try:
         module = importlib.import_module(name)
         print(name, getattr(module, "__version__", "?"))
     except Exception as error:  # noqa: BLE001 - a report of what is there, not a check
         print(name, "not importable:", error)
-from cuda.bindings import runtime
-print("cudaRuntimeGetVersion", runtime.cudaRuntimeGetVersion())
-print("cudaDriverGetVersion", runtime.cudaDriverGetVersion())
-print("cudaGetDeviceCount", runtime.cudaGetDeviceCount())
+try:
+    from cuda.bindings import runtime
+except ImportError as error:
+    print("cuda.bindings not importable:", error)
+else:
+    err, count = runtime.cudaGetDeviceCount()
+    print("devices:", count if not int(err) else f"none ({runtime.cudaGetErrorName(err)[1].decode()})")
+    print("CUDA driver:", runtime.cudaDriverGetVersion()[1], "runtime:", runtime.cudaRuntimeGetVersion()[1])
 PY
-} >"$out/environment.txt" 2>&1
+} 2>&1 | tee "$out/environment.txt"
+if ! "$PY" -c "import mutmut, libcst" 2>/dev/null; then
+    echo "note: mutmut or libcst is missing, so the mutmut step will fail; offline, carry the wheels README names"
+fi
 
 step suite "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite.xml"
 step critical-cuda "$PY" scripts/critical_mutants.py run --runtime cuda --json "$out/critical-cuda.json"
