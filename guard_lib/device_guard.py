@@ -15,7 +15,7 @@ import operator
 import warnings
 from collections.abc import Callable
 from threading import get_ident
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar
 
 from . import cuda_errors
 from .errors import GuardError, GuardTypeError
@@ -338,7 +338,8 @@ class device(_Borrow):
                 "body runs after the call returns, outside the borrow"
             )
         # as given: each call's borrow refuses a bad index the way a ``with`` block would
-        index, runtime = cast(int, self._index), self._requested_runtime
+        index: Any = self._index
+        runtime = self._requested_runtime
 
         @functools.wraps(function)
         def on_device(*args: _P.args, **kwargs: _P.kwargs) -> _R:

@@ -311,14 +311,15 @@ def _child(args: list[str], override: Path | None) -> int:
     if sys.stdout.isatty():
         return subprocess.run(cmd, env=env, check=False).returncode
     # Into a log: mutmut's spinner frames would pile up on one line; keep each line's last frame.
-    with subprocess.Popen(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
-    ) as proc:
+    # Bytes, split on "\n" only: text mode would turn every "\r" of a redrawn line into a line of its own.
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
         assert proc.stdout is not None
-        for line in proc.stdout:
-            cleaned = log_line(line)
-            if cleaned is not None:
+        previous = None
+        for raw in proc.stdout:
+            cleaned = log_line(raw.decode("utf-8", errors="replace"))
+            if cleaned is not None and cleaned != previous:
                 print(cleaned, flush=True)
+            previous = cleaned
     return proc.returncode
 
 
