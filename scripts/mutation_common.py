@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from mutation_config_file import ConfigFileError, read_config
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised only on 3.10
@@ -526,14 +528,9 @@ GATE_KEYS = {"min_score"}
 EQUIVALENT_KEYS = {"function", "diff", "reason", "removed"}
 
 
-def load_gate_config(path: Path) -> GateConfig:  # noqa: PLR0912 - one check per config rule
+def load_gate_config(path: Path) -> GateConfig:
     """Read ``[gate]`` and ``[[equivalent]]``; the harness's tables in the same file are not ours."""
-    if not path.is_file():
-        raise InputError(f"{path}: mutation config not found")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"{path}: cannot parse TOML: {exc}") from exc
+    data = read_mutation_config(path)
     gate = data.get("gate", {})
     if not isinstance(gate, dict):
         raise InputError(f"{path}: [gate] must be a table")
@@ -591,10 +588,18 @@ def repo_text(path: str, root: Path) -> str | None:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
+    """Any TOML file (pyproject.toml, an override); mutation_config.toml goes through read_mutation_config."""
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"{path}: cannot parse TOML: {exc}") from exc
+
+
+def read_mutation_config(path: Path) -> dict[str, Any]:
+    try:
+        return read_config(path)
+    except ConfigFileError as exc:
+        raise InputError(str(exc)) from exc
 
 
 def add_input_arguments(parser: argparse.ArgumentParser, *, critical_help: str) -> None:

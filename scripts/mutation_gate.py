@@ -42,7 +42,7 @@ from mutation_common import (
     load_gate_config,
     load_results,
     natural_key,
-    read_toml,
+    read_mutation_config,
     universe_of,
 )
 from mutation_sweep import config as sweep_config
@@ -298,7 +298,7 @@ def _functions_in_scope(results: Results) -> set[str] | None:
 
 def check_critical_complete(critical: list[CriticalMutant], config: Path) -> None:
     """Critical results pass only when they answer for every mutant of the catalogue, and no other."""
-    entries = read_toml(config).get("mutant") or []
+    entries = read_mutation_config(config).get("mutant") or []
     catalogue = [e.get("id") for e in entries if isinstance(e, dict)]
     if not catalogue:
         raise InputError(f"{config}: no [[mutant]] catalogue to check the critical results against")

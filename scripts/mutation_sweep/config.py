@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover - exercised only on 3.10
-    import tomli as tomllib
+    pass
+
+from mutation_config_file import ConfigFileError, read_config
 
 from .work_item import Mutant, _one_line
 
@@ -70,11 +72,9 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
 
 def load(path: Path) -> SweepConfig:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read it: {exc}") from exc
+        data = read_config(path)
+    except ConfigFileError as exc:
+        raise ConfigError(str(exc)) from exc
     table = data.get("sweep")
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: no [sweep] table")

@@ -101,7 +101,7 @@ def test_the_reviewed_equivalent_example_is_one_the_config_holds() -> None:
 
 
 _PARSERS = {
-    "scripts/critical_mutants.py": ("critical_mutants", "build_parser"),
+    "scripts/critical_mutants.py": ("critical_harness.cli", "build_parser"),
     "scripts/mutation_run.py": ("mutation_run", "build_parser"),
     "scripts/mutation_gate.py": ("mutation_gate", "build_parser"),
     "scripts/mutation_report.py": ("mutation_report", "build_parser"),

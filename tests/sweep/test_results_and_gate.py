@@ -151,7 +151,7 @@ def _config(tmp_path: Path, text: str) -> Path:
             "mutated='e'\nreason=' '\n",
             "reason is not empty",
         ),
-        ("[sweep\n", "cannot read it"),
+        ("[sweep\n", "malformed TOML"),
     ],
 )
 def test_bad_config_says_what_and_where(tmp_path: Path, text: str, message: str) -> None:

@@ -1,0 +1,169 @@
+"""Judge one mutant: apply it in a copy, probe the import, run its tests, classify the outcome."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+from .model import (
+    INVALID,
+    KILLED,
+    NOT_EXERCISED,
+    OUTCOMES_ENV,
+    PACKAGE_ENV,
+    PARENT_ENV,
+    PLUGIN_MODULE,
+    RUNTIME_ENV,
+    SURVIVED,
+    TIMEOUT,
+    WRONG_REASON,
+    Config,
+    Mutant,
+    Result,
+    TestRun,
+)
+from .outcomes import entry_matches, entry_status, parse_outcomes
+from .processes import Runner
+
+
+def classify(mutant: Mutant, run: TestRun, other_failures: list[str] | None = None) -> Result:
+    statuses = {entry: entry_status(entry, run.outcomes) for entry in mutant.spec.killed_by}
+    failed = [e for e, s in statuses.items() if s == "failed"]
+    skipped = [e for e, s in statuses.items() if s == "skipped"]
+    # A killed_by test skipped on this runtime cannot be asked to fail; every other one must.
+    missing = [e for e, s in statuses.items() if s not in ("failed", "skipped")]
+    failures = run.failed() + (other_failures or [])
+    result = Result(
+        mutant, SURVIVED, failed_tests=failures, missing_killed_by=missing, skipped_killed_by=skipped
+    )
+    result.first_failure = run.first_failure()
+    if failed:
+        result.verdict = WRONG_REASON if missing else KILLED
+    elif not missing:
+        result.verdict = NOT_EXERCISED
+    elif failures:
+        result.verdict = WRONG_REASON
+    return result
+
+
+def _module_names(package: str, file: str) -> list[str]:
+    parts = list(PurePosixPath(file).with_suffix("").parts)
+    if parts[0] != package:
+        return [package]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return [package, ".".join(parts)] if len(parts) > 1 else [package]
+
+
+def tail(output: str, lines: int = 1) -> str:
+    kept = [line.strip() for line in output.splitlines() if line.strip()]
+    return " | ".join(kept[-lines:]) if kept else "(no output)"
+
+
+class Context:
+    """Everything a mutant evaluation needs: config, temp area, runner and child environment."""
+
+    def __init__(self, config: Config, tmp: Path, runner: Runner, runtime: str) -> None:
+        self.config = config
+        self.tmp = tmp
+        self.runner = runner
+        self.runtime = runtime
+        self.plugin_dir = tmp / "plugin"
+        self.snapshot = tmp / "snapshot"
+        self._ids = itertools.count()
+        self.print_lock = threading.Lock()
+
+    @property
+    def timeout(self) -> float:
+        return self.config.harness.timeout_s
+
+    def env(self, project: Path, outcomes: Path | None) -> dict[str, str]:
+        env = dict(os.environ)
+        inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env["PYTHONPATH"] = os.pathsep.join([str(project), str(self.plugin_dir), *inherited])
+        # No .pyc files: a restored file with the mutant's size and mtime second could reuse its bytecode.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env[RUNTIME_ENV] = self.runtime
+        env[PACKAGE_ENV] = self.config.harness.package
+        env[PARENT_ENV] = str(os.getpid())
+        if outcomes is not None:
+            env[OUTCOMES_ENV] = str(outcomes)
+        else:
+            env.pop(OUTCOMES_ENV, None)
+        return env
+
+    def pytest(self, project: Path, targets: Sequence[str], *, exitfirst: bool) -> TestRun:
+        outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", PLUGIN_MODULE]
+        cmd += [f"--rootdir={project}", *self.config.harness.pytest_args, *(["-x"] if exitfirst else [])]
+        cmd += targets
+        code, output = self.runner.run(cmd, project, self.env(project, outcomes), self.timeout)
+        return parse_outcomes(outcomes, code, output)
+
+    def import_check(self, project: Path, file: str) -> tuple[int | None, str]:
+        cmd = [sys.executable, "-m", PLUGIN_MODULE, *_module_names(self.config.harness.package, file)]
+        return self.runner.run(cmd, project, self.env(project, None), self.timeout)
+
+    def say(self, message: str) -> None:
+        with self.print_lock:
+            print(message, file=sys.stderr, flush=True)
+
+
+def _broken_run(mutant: Mutant, run: TestRun, phase: str) -> Result | None:
+    if run.timed_out:
+        return Result(mutant, TIMEOUT, detail=f"{phase} did not finish within the time limit")
+    if run.collect_errors:
+        return Result(mutant, INVALID, detail=f"collection error: {run.collect_errors[0]}")
+    if run.returncode in (2, 3, 4):
+        return Result(mutant, INVALID, detail=f"pytest exit status {run.returncode}: {tail(run.output)}")
+    if run.returncode == 5:
+        return Result(mutant, INVALID, detail="pytest collected no tests")
+    return None
+
+
+def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool) -> Result:
+    code, output = ctx.import_check(project, mutant.spec.file)
+    if code is None:
+        return Result(mutant, TIMEOUT, detail=f"importing the package took over {ctx.timeout:g}s")
+    if code != 0:
+        return Result(mutant, INVALID, detail=f"package does not import: {tail(output)}")
+    targets = ctx.config.harness.tests if full else mutant.spec.killed_by
+    run = ctx.pytest(project, targets, exitfirst=False)
+    broken = _broken_run(mutant, run, "the killed_by tests" if not full else "the full suite")
+    if broken is not None:
+        return broken
+    result = classify(mutant, run)
+    if full or result.verdict != SURVIVED:
+        return result
+    # killed_by tests passed: does anything else fail?  That tells `survived` from a wrong-reason kill.
+    confirm = ctx.pytest(project, ctx.config.harness.tests, exitfirst=True)
+    broken = _broken_run(mutant, confirm, "the full suite (killed_by tests passed)")
+    if broken is not None:
+        return broken
+    others = [t for t in confirm.failed() if not any(entry_matches(e, t) for e in mutant.spec.killed_by)]
+    result = classify(mutant, run, others)
+    result.first_failure = result.first_failure or confirm.first_failure()
+    return result
+
+
+def evaluate(ctx: Context, project: Path, mutant: Mutant, full: bool) -> Result:
+    started = time.monotonic()
+    try:
+        compile(mutant.mutated, mutant.spec.file, "exec")
+    except (SyntaxError, ValueError) as exc:
+        result = Result(mutant, INVALID, detail=f"mutated file does not compile: {exc}")
+    else:
+        target = project / mutant.spec.file
+        original = target.read_bytes()
+        target.write_bytes(mutant.mutated.encode("utf-8"))
+        try:
+            result = _judge(ctx, project, mutant, full)
+        finally:
+            target.write_bytes(original)
+    result.seconds = time.monotonic() - started
+    return result

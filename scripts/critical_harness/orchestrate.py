@@ -1,0 +1,165 @@
+"""A whole run: the baseline, the canary, the rest in parallel, and cleanup on any exit."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from .engine import Context, evaluate, tail
+from .model import (
+    KILLED,
+    PLUGIN_SOURCE,
+    WRONG_REASON,
+    Config,
+    ConfigError,
+    Mutant,
+    Result,
+    RunReport,
+    SetupError,
+    TestRun,
+)
+from .outcomes import entry_status
+from .processes import Runner
+from .workspace import COPIES_PREFIX, OWNER_FILE, identity, make_copy, remove_stale_copies, remove_tree
+
+
+def _check_package_location(run: TestRun, project: Path, package: str) -> None:
+    if run.package_error:
+        raise SetupError(f"inside pytest, `import {package}` fails in the project copy: {run.package_error}")
+    files = run.package_files or []
+    # A namespace package lists every portion on sys.path; its submodules come from the first one.
+    if not files or not Path(files[0]).resolve().is_relative_to(project.resolve()):
+        raise SetupError(
+            f"inside pytest, `import {package}` resolves to {', '.join(files) or 'nothing'}, not to the "
+            f"temporary project copy {project}; mutants would not be seen by the tests (an installed "
+            f"copy or a pytest11 plugin entry point shadows it)"
+        )
+
+
+def _describe_red(run: TestRun) -> str:
+    lines = [f"  {error}" for error in run.collect_errors]
+    lines += [f"  {t}: {run.messages.get(t, '')}".rstrip(": ") for t in run.failed()]
+    if not lines:
+        lines = [f"  pytest exit status {run.returncode}: {tail(run.output, 5)}"]
+    return "\n".join(lines)
+
+
+def run_baseline(ctx: Context, project: Path) -> TestRun:
+    ctx.say(f"[baseline] running the unmutated suite: {' '.join(ctx.config.harness.tests)}")
+    started = time.monotonic()
+    run = ctx.pytest(project, ctx.config.harness.tests, exitfirst=False)
+    if run.timed_out:
+        raise SetupError(
+            f"the unmutated suite did not finish within timeout_s={ctx.timeout:g}; raise timeout_s"
+        )
+    if run.returncode != 0:
+        raise SetupError(f"the unmutated suite is not green; refusing to run mutants:\n{_describe_red(run)}")
+    _check_package_location(run, project, ctx.config.harness.package)
+    ctx.say(f"[baseline] {len(run.outcomes)} tests green in {time.monotonic() - started:.1f}s")
+    return run
+
+
+def check_killed_by_exist(config: Config, baseline: TestRun) -> None:
+    problems = [
+        f"  mutant {m.spec.id!r}: killed_by {entry!r}"
+        for m in config.mutants
+        for entry in m.spec.killed_by
+        if entry_status(entry, baseline.outcomes) == "absent"
+    ]
+    if problems:
+        raise ConfigError(
+            "killed_by test(s) not collected by the configured tests "
+            f"({', '.join(config.harness.tests)}):\n" + "\n".join(problems)
+        )
+
+
+def _report_progress(ctx: Context, result: Result, done: int, total: int) -> None:
+    note = f" - {result.detail}" if result.detail and result.verdict != KILLED else ""
+    ctx.say(f"[{done}/{total}] {result.mutant.spec.id}: {result.verdict} ({result.seconds:.1f}s){note}")
+
+
+def run_canary(ctx: Context, project: Path, full: bool, total: int) -> Result:
+    canary = ctx.config.canary()
+    ctx.say(f"[start] {canary.spec.id} (canary)")
+    result = evaluate(ctx, project, canary, full)
+    result.canary = True
+    _report_progress(ctx, result, 1, total)
+    if result.verdict not in (KILLED, WRONG_REASON):
+        raise SetupError(
+            f"run is void: canary mutant {canary.spec.id!r} was {result.verdict}"
+            f"{' (' + result.detail + ')' if result.detail else ''}; the harness's edits or test runs "
+            "are not taking effect, so no other verdict could be trusted"
+        )
+    return result
+
+
+def _worker(ctx: Context, slots: queue.Queue[Path], mutant: Mutant, full: bool) -> Result:
+    project = slots.get()
+    try:
+        ctx.say(f"[start] {mutant.spec.id}")
+        return evaluate(ctx, project, mutant, full)
+    finally:
+        slots.put(project)
+
+
+def run_parallel(ctx: Context, first: Path, mutants: list[Mutant], jobs: int, full: bool) -> list[Result]:
+    slots: queue.Queue[Path] = queue.Queue()
+    slots.put(first)
+    for index in range(1, min(jobs, len(mutants))):
+        # from the snapshot taken before the baseline: the tree may have changed since
+        slots.put(make_copy(ctx.snapshot, ctx.tmp / f"slot{index}" / "project"))
+    results: list[Result] = []
+    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(mutants))))
+    try:
+        futures: list[Future[Result]] = [pool.submit(_worker, ctx, slots, m, full) for m in mutants]
+        for future in as_completed(futures):
+            results.append(future.result())
+            _report_progress(ctx, results[-1], len(results) + 1, len(mutants) + 1)
+    except BaseException:
+        ctx.runner.cancel_all()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return results
+
+
+def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) -> RunReport:
+    started = time.monotonic()
+    for stale in remove_stale_copies(Path(tempfile.gettempdir())):
+        print(f"critical_mutants: removed {stale}, left by a run that is gone", file=sys.stderr)
+    tmp = Path(tempfile.mkdtemp(prefix=COPIES_PREFIX))
+    runner = Runner()
+    try:
+        (tmp / OWNER_FILE).write_text(identity(os.getpid()) or str(os.getpid()), encoding="utf-8")
+        ctx = Context(config, tmp, runner, args.runtime)
+        ctx.plugin_dir.mkdir()
+        (tmp / "outcomes").mkdir()
+        shutil.copy2(PLUGIN_SOURCE, ctx.plugin_dir / PLUGIN_SOURCE.name)
+        # One snapshot of the tree, before the baseline; every copy comes from it, so editing the
+        # working tree during a run changes no verdict.
+        make_copy(config.root, ctx.snapshot)
+        first = make_copy(ctx.snapshot, tmp / "slot0" / "project")
+        check_killed_by_exist(config, run_baseline(ctx, first))
+        canary = config.canary()
+        others = [m for m in selected if m.spec.id != canary.spec.id]
+        results = [run_canary(ctx, first, args.full, len(others) + 1)]
+        jobs = args.jobs or config.harness.jobs
+        results += run_parallel(ctx, first, others, jobs, args.full) if others else []
+    finally:
+        # A second ^C or a SIGTERM must not cut the cleanup short.
+        previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+        runner.cancel_all()
+        remove_tree(tmp)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    order = {m.spec.id: i for i, m in enumerate(config.mutants)}
+    results.sort(key=lambda r: order[r.mutant.spec.id])
+    return RunReport(results, args.runtime, args.full, time.monotonic() - started, config.path)
