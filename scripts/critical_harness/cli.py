@@ -67,6 +67,14 @@ def _common_options() -> argparse.ArgumentParser:
         help=f"exported as {RUNTIME_ENV}",
     )
     add(
+        "--engine",
+        choices=("warm", "cold"),
+        default=argparse.SUPPRESS,
+        help="warm (default): a mutant inside one function's body runs in a child forked from a process "
+        "that imported the package and collected the tests once; cold: a fresh interpreter per run "
+        "(always on --runtime cuda)",
+    )
+    add(
         "--verbose",
         action="store_true",
         default=argparse.SUPPRESS,
@@ -112,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         full=False,
         runtime="simulated",
         verbose=False,
+        engine="warm",
         root=None,
         json=None,
         junit=None,

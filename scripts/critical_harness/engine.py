@@ -7,7 +7,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from .model import (
@@ -29,6 +29,7 @@ from .model import (
 )
 from .outcomes import entry_matches, entry_status, parse_outcomes
 from .processes import Runner
+from .warm import GoCold, WarmServer, body_only, collect_args
 
 
 def classify(mutant: Mutant, run: TestRun, other_failures: list[str] | None = None) -> Result:
@@ -68,15 +69,20 @@ def tail(output: str, lines: int = 1) -> str:
 class Context:
     """Everything a mutant evaluation needs: config, temp area, runner and child environment."""
 
-    def __init__(self, config: Config, tmp: Path, runner: Runner, runtime: str) -> None:
+    def __init__(self, config: Config, tmp: Path, runner: Runner, runtime: str, engine: str = "cold") -> None:
         self.config = config
         self.tmp = tmp
         self.runner = runner
         self.runtime = runtime
+        # warm only on the simulated runtime: a forked child must not inherit an initialised CUDA
+        self.engine = engine if runtime == "simulated" else "cold"
         self.plugin_dir = tmp / "plugin"
         self.snapshot = tmp / "snapshot"
         self._ids = itertools.count()
         self.print_lock = threading.Lock()
+        self._servers: dict[Path, WarmServer | None] = {}
+        self._servers_lock = threading.Lock()
+        self.warm_runs = 0
 
     @property
     def timeout(self) -> float:
@@ -105,6 +111,35 @@ class Context:
         code, output = self.runner.run(cmd, project, self.env(project, outcomes), self.timeout)
         return parse_outcomes(outcomes, code, output)
 
+    def pytest_warm(
+        self, server: WarmServer, project: Path, mutant: Mutant, targets: Sequence[str], *, exitfirst: bool
+    ) -> TestRun:
+        outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
+        args = collect_args(project, PLUGIN_MODULE, self.config.harness.pytest_args, tuple(targets))
+        code, output = server.pytest(mutant, [*args, *(["-x"] if exitfirst else [])], outcomes, self.timeout)
+        self.warm_runs += 1
+        return parse_outcomes(outcomes, code, output)
+
+    def warm_server(self, project: Path, mutant: Mutant) -> WarmServer | None:
+        """The copy's warm server when this mutant can be judged warm (started on first use)."""
+        if self.engine != "warm" or not body_only(mutant.original, mutant.mutated, mutant.spec.scope):
+            return None
+        with self._servers_lock:
+            if project not in self._servers:
+                where = self.tmp / f"warm-{len(self._servers)}"
+                where.mkdir()
+                collect = collect_args(
+                    project, PLUGIN_MODULE, self.config.harness.pytest_args, self.config.harness.tests
+                )
+                try:
+                    server = WarmServer(self.runner, project, self.env(project, None), collect, where)
+                    server.start(self.timeout * 4)
+                except GoCold as exc:
+                    self.say(f"[warm] no warm engine in {project}: {exc}; every mutant there goes cold")
+                    server = None
+                self._servers[project] = server
+            return self._servers[project]
+
     def import_check(self, project: Path, file: str) -> tuple[int | None, str]:
         cmd = [sys.executable, "-m", PLUGIN_MODULE, *_module_names(self.config.harness.package, file)]
         return self.runner.run(cmd, project, self.env(project, None), self.timeout)
@@ -126,14 +161,42 @@ def _broken_run(mutant: Mutant, run: TestRun, phase: str) -> Result | None:
     return None
 
 
-def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool) -> Result:
+def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool, server: WarmServer | None) -> Result:
+    if server is not None:
+        try:
+            # A body-only edit leaves import-time code as it was, so there is no import to probe.
+            warm = _run_tests(
+                ctx,
+                project,
+                mutant,
+                full,
+                lambda targets, exitfirst: ctx.pytest_warm(
+                    server, project, mutant, targets, exitfirst=exitfirst
+                ),
+            )
+            warm.engine = "warm"
+            return warm
+        except GoCold:
+            pass  # judged cold below, from the start
     code, output = ctx.import_check(project, mutant.spec.file)
     if code is None:
         return Result(mutant, TIMEOUT, detail=f"importing the package took over {ctx.timeout:g}s")
     if code != 0:
         return Result(mutant, INVALID, detail=f"package does not import: {tail(output)}")
+    return _run_tests(
+        ctx,
+        project,
+        mutant,
+        full,
+        lambda targets, exitfirst: ctx.pytest(project, targets, exitfirst=exitfirst),
+    )
+
+
+def _run_tests(
+    ctx: Context, project: Path, mutant: Mutant, full: bool, pytest: Callable[[Sequence[str], bool], TestRun]
+) -> Result:
     targets = ctx.config.harness.tests if full else mutant.spec.killed_by
-    run = ctx.pytest(project, targets, exitfirst=False)
+    run = pytest(targets, False)
     broken = _broken_run(mutant, run, "the killed_by tests" if not full else "the full suite")
     if broken is not None:
         return broken
@@ -141,7 +204,7 @@ def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool) -> Result:
     if full or result.verdict != SURVIVED:
         return result
     # killed_by tests passed: does anything else fail?  That tells `survived` from a wrong-reason kill.
-    confirm = ctx.pytest(project, ctx.config.harness.tests, exitfirst=True)
+    confirm = pytest(ctx.config.harness.tests, True)
     broken = _broken_run(mutant, confirm, "the full suite (killed_by tests passed)")
     if broken is not None:
         return broken
@@ -158,11 +221,13 @@ def evaluate(ctx: Context, project: Path, mutant: Mutant, full: bool) -> Result:
     except (SyntaxError, ValueError) as exc:
         result = Result(mutant, INVALID, detail=f"mutated file does not compile: {exc}")
     else:
+        # The copy's warm server imports the package as it is on disk: start it before the edit lands.
+        server = ctx.warm_server(project, mutant)
         target = project / mutant.spec.file
         original = target.read_bytes()
         target.write_bytes(mutant.mutated.encode("utf-8"))
         try:
-            result = _judge(ctx, project, mutant, full)
+            result = _judge(ctx, project, mutant, full, server)
         finally:
             target.write_bytes(original)
     result.seconds = time.monotonic() - started

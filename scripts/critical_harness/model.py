@@ -122,6 +122,7 @@ class Result:
     first_failure: tuple[str, str] | None = None  # (node id, one-line message)
     detail: str | None = None
     canary: bool = False
+    engine: str = "cold"  # which engine judged it: warm (forked, code swapped) or cold
 
     @property
     def is_finding(self) -> bool:
@@ -135,6 +136,8 @@ class RunReport:
     full: bool
     seconds: float
     config: Path
+    engine: str = "cold"
+    warm_runs: int = 0  # pytest runs made by the warm engine (the rest were cold)
 
     @property
     def exit_code(self) -> int:

@@ -28,6 +28,7 @@ from .model import (
 )
 from .outcomes import entry_status
 from .processes import Runner
+from .warm import SERVER_SOURCE
 from .workspace import COPIES_PREFIX, OWNER_FILE, identity, make_copy, remove_stale_copies, remove_tree
 
 
@@ -139,10 +140,11 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
     runner = Runner()
     try:
         (tmp / OWNER_FILE).write_text(identity(os.getpid()) or str(os.getpid()), encoding="utf-8")
-        ctx = Context(config, tmp, runner, args.runtime)
+        ctx = Context(config, tmp, runner, args.runtime, args.engine)
         ctx.plugin_dir.mkdir()
         (tmp / "outcomes").mkdir()
         shutil.copy2(PLUGIN_SOURCE, ctx.plugin_dir / PLUGIN_SOURCE.name)
+        shutil.copy2(SERVER_SOURCE, ctx.plugin_dir / SERVER_SOURCE.name)
         # One snapshot of the tree, before the baseline; every copy comes from it, so editing the
         # working tree during a run changes no verdict.
         make_copy(config.root, ctx.snapshot)
@@ -162,4 +164,6 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
             signal.signal(signum, handler)
     order = {m.spec.id: i for i, m in enumerate(config.mutants)}
     results.sort(key=lambda r: order[r.mutant.spec.id])
-    return RunReport(results, args.runtime, args.full, time.monotonic() - started, config.path)
+    return RunReport(
+        results, args.runtime, args.full, time.monotonic() - started, config.path, ctx.engine, ctx.warm_runs
+    )

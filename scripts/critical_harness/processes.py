@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from .model import Cancelled
@@ -24,7 +25,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 # Runs first in every child: the kernel kills it when the harness dies, however the harness dies
 # (SIGKILL included, and a child spinning in C code with the GIL held); then it becomes the command.
-_LAUNCH = (
+LAUNCH = (
     "import ctypes, os, signal, sys\n"
     "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
     "if os.getppid() != int(sys.argv[1]): os._exit(70)\n"
@@ -91,10 +92,19 @@ class Runner:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
 
+    def adopt(self, start: Callable[[], subprocess.Popen[str]]) -> subprocess.Popen[str]:
+        """Start a long-lived child (a warm server) that cancel_all ends with the rest."""
+        with self._lock:
+            if self._cancelled:
+                raise Cancelled
+            proc = start()
+            self._procs.add(proc)
+            return proc
+
     def run(self, cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
         """Return (exit status or None on timeout, combined output)."""
         if self._launch:
-            cmd = [sys.executable, "-c", _LAUNCH, str(os.getpid()), shutil.which(cmd[0]) or cmd[0], *cmd[1:]]
+            cmd = [sys.executable, "-c", LAUNCH, str(os.getpid()), shutil.which(cmd[0]) or cmd[0], *cmd[1:]]
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as out:
             with self._lock:
                 if self._cancelled:

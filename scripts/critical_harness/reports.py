@@ -99,8 +99,8 @@ def render(report: RunReport, width: int | None = None) -> str:
     summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     status = "OK" if report.exit_code == EXIT_OK else "FAIL"
     parts.append(
-        f"critical mutants ({report.runtime} runtime): {len(report.results)} run, {summary} "
-        f"in {report.seconds:.1f}s -> {status} (exit {report.exit_code})"
+        f"critical mutants ({report.runtime} runtime, {report.engine} engine): {len(report.results)} run, "
+        f"{summary} in {report.seconds:.1f}s -> {status} (exit {report.exit_code})"
     )
     return "\n\n".join(parts)
 
@@ -110,6 +110,8 @@ def report_json(report: RunReport) -> dict[str, object]:
     totals["mutants"] = len(report.results)
     totals["findings"] = sum(r.is_finding for r in report.results)
     data: dict[str, object] = {
+        "engine": report.engine,
+        "warm_runs": report.warm_runs,
         "config": str(report.config),
         "runtime": report.runtime,
         "full": report.full,
@@ -142,6 +144,7 @@ def _result_json(result: Result) -> dict[str, object]:
         "detail": result.detail,
         "diff": result.mutant.diff,
         "seconds": round(result.seconds, 3),
+        "engine": result.engine,
     }
 
 

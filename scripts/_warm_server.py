@@ -1,0 +1,166 @@
+"""The harness's warm engine, run in a project copy: ``python -m _warm_server TEST_ARG...``.
+
+It imports the package and collects the tests once (pytest ``--collect-only``, in this process), then
+reads one job per line on stdin, as JSON: a module, the qualified name of one function, the mutated
+module's source, the pytest arguments, and where the outcomes and the output go. For each job it
+forks; the child puts the mutated function's code into the live function (every reference to it sees
+the mutant, nothing is re-imported) and runs pytest on the selected tests. The server answers one
+JSON line: the child's exit status, null when it ran past the time limit (its process group is then
+killed), or ``{"cold": reason}`` when the function cannot be swapped in place.
+
+The server makes no CUDA call: it serves the simulated runtime only, as CUDA is not fork-safe once
+initialised. The child's parent-death signal ends it with the server, and the server's with the
+harness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib
+import io
+import json
+import os
+import signal
+import sys
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+OUTCOMES_ENV = "CRITICAL_MUTANTS_OUTCOMES"
+
+
+def _code_for(code: types.CodeType, qualname: str) -> list[types.CodeType]:
+    found = [code] if getattr(code, "co_qualname", None) == qualname else []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += _code_for(const, qualname)
+    return found
+
+
+def _live_function(module: types.ModuleType, qualname: str) -> types.FunctionType | str:
+    obj: Any = module
+    for part in qualname.split("."):
+        namespace = vars(obj) if hasattr(obj, "__dict__") else {}
+        if part not in namespace:
+            return f"{qualname}: {part!r} is not an attribute"
+        obj = namespace[part]
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        elif isinstance(obj, property):
+            accessors = [f for f in (obj.fget, obj.fset, obj.fdel) if f is not None]
+            if len(accessors) != 1:
+                return f"{qualname}: a property with {len(accessors)} accessors"
+            obj = accessors[0]
+    while not isinstance(obj, types.FunctionType) and hasattr(obj, "__wrapped__"):
+        obj = obj.__wrapped__
+    if not isinstance(obj, types.FunctionType):
+        return f"{qualname}: not a plain function ({type(obj).__name__})"
+    return obj
+
+
+def prepare(job: dict[str, Any]) -> Callable[[], None] | str:
+    """What the child does to swap the mutant in, or why it cannot be done in place."""
+    module = importlib.import_module(job["module"])
+    code = compile(job["source"], module.__file__ or job["module"], "exec")
+    candidates = _code_for(code, job["qualname"])
+    if len(candidates) != 1:
+        return f"{job['qualname']}: {len(candidates)} code objects of that name in the mutated module"
+    function = _live_function(module, job["qualname"])
+    if isinstance(function, str):
+        return function
+    new = candidates[0]
+    if new.co_freevars != function.__code__.co_freevars:
+        return f"{job['qualname']}: the mutant changes the names it closes over"
+
+    def swap() -> None:
+        function.__code__ = new
+
+    return swap
+
+
+class _SessionStatus:
+    """Records the exit status the session itself ended with."""
+
+    status: int | None = None
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.status = int(exitstatus)
+
+
+def _child(job: dict[str, Any], swap: Callable[[], None]) -> None:
+    os.setpgid(0, 0)
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # die with the server
+    out = os.open(job["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
+    sys.stderr = sys.stdout
+    os.environ[OUTCOMES_ENV] = job["outcomes"]
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    session = _SessionStatus()
+    code = 1
+    try:
+        swap()
+        code = int(pytest.main(job["args"], plugins=[session]))
+    except BaseException:
+        if session.status is None:
+            import traceback
+
+            traceback.print_exc()
+            code = 3
+        else:
+            # Raised while tearing down after the session ended (a finaliser's warning found when
+            # pytest collects garbage): a fresh interpreter exits with the session's status and
+            # drops those at shutdown, and so does this child.
+            code = session.status
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(code)
+
+
+def _wait(pid: int, timeout: float) -> int | None:
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.005)
+
+
+def serve(collect_args: list[str]) -> int:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        collected = pytest.main(["--collect-only", "-q", *collect_args])
+    reply = sys.stdout
+    if collected != 0:
+        print(json.dumps({"ready": False, "status": int(collected)}), file=reply, flush=True)
+        return 2
+    print(json.dumps({"ready": True}), file=reply, flush=True)
+    for line in sys.stdin:
+        job = json.loads(line)
+        try:
+            swap = prepare(job)
+        except Exception as exc:
+            swap = f"{type(exc).__name__}: {exc}"
+        if isinstance(swap, str):
+            print(json.dumps({"cold": swap}), file=reply, flush=True)
+            continue
+        pid = os.fork()
+        if pid == 0:
+            _child(job, swap)
+        print(json.dumps({"returncode": _wait(pid, float(job["timeout"]))}), file=reply, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(serve(sys.argv[1:]))

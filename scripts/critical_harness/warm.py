@@ -1,0 +1,143 @@
+"""The warm engine: a server per project copy that has imported the package and collected the tests
+once, and forks a child per run with the mutated function's code swapped in (``_warm_server.py``).
+
+Only a mutant that changes nothing but one function's body can go warm: module level, class bodies,
+signatures, defaults and decorators run at import, which a code swap cannot replay; those, and the
+real CUDA runtime (not fork-safe once initialised), take the cold path: a fresh interpreter per run.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .model import MODULE_SCOPE, Mutant
+from .processes import LAUNCH, Runner
+
+SERVER_MODULE = "_warm_server"
+SERVER_SOURCE = Path(__file__).resolve().parents[1] / f"{SERVER_MODULE}.py"
+
+
+class GoCold(Exception):
+    """This mutant cannot be judged warm; the reason says why."""
+
+
+def _without_body(tree: ast.Module, qualname: str) -> tuple[str, int]:
+    """The module's dump with the named function's body emptied, and how many defs have that name."""
+    found = 0
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        nonlocal found
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{node.name}"
+                if name == qualname and not isinstance(node, ast.ClassDef):
+                    found += 1
+                    node.body = [ast.Pass()]
+                    continue
+                visit(node.body, f"{name}.")
+
+    visit(tree.body, "")
+    return ast.dump(tree), found
+
+
+def body_only(original: str, mutated: str, qualname: str) -> bool:
+    """Whether the mutant differs from the original in the body of one function and nowhere else."""
+    if qualname == MODULE_SCOPE or sys.version_info < (3, 11):  # co_qualname finds the code object
+        return False
+    try:
+        before, count = _without_body(ast.parse(original), qualname)
+        after, _ = _without_body(ast.parse(mutated), qualname)
+    except SyntaxError:
+        return False
+    return count == 1 and before == after
+
+
+def module_name(file: str) -> str:
+    parts = list(PurePosixPath(file).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+class WarmServer:
+    """One server in one project copy; one job at a time (each copy serves one worker)."""
+
+    def __init__(self, runner: Runner, project: Path, env: dict[str, str], collect: list[str], tmp: Path):
+        self._tmp = tmp
+        self._log = (tmp / "server.log").open("w", encoding="utf-8")
+        cmd = [sys.executable, "-m", SERVER_MODULE, *collect]
+        if sys.platform.startswith("linux"):
+            cmd = [sys.executable, "-c", LAUNCH, str(os.getpid()), shutil.which(cmd[0]) or cmd[0], *cmd[1:]]
+        self._proc = runner.adopt(
+            lambda: subprocess.Popen(
+                cmd,
+                cwd=project,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log,
+                text=True,
+                start_new_session=True,
+            )
+        )
+        self._jobs = 0
+
+    def _reply(self, timeout: float) -> dict[str, Any]:
+        assert self._proc.stdout is not None
+        ready, _, _ = select.select([self._proc.stdout], [], [], timeout)
+        line = self._proc.stdout.readline() if ready else ""
+        if not line:
+            raise GoCold("the warm server did not answer")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def start(self, timeout: float) -> None:
+        reply = self._reply(timeout)
+        if not reply.get("ready"):
+            raise GoCold(f"the warm server could not collect the tests (pytest status {reply.get('status')})")
+
+    def pytest(
+        self, mutant: Mutant, args: list[str], outcomes: Path, timeout: float
+    ) -> tuple[int | None, str]:
+        """(exit status or None past the timeout, output) of pytest on ``args`` with the mutant swapped in."""
+        self._jobs += 1
+        output = self._tmp / f"job-{self._jobs}.out"
+        job = {
+            "module": module_name(mutant.spec.file),
+            "qualname": mutant.spec.scope,
+            "source": mutant.mutated,
+            "args": args,
+            "outcomes": str(outcomes),
+            "output": str(output),
+            "timeout": timeout,
+        }
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(json.dumps(job) + "\n")
+            self._proc.stdin.flush()
+        except OSError as exc:
+            raise GoCold(f"the warm server is gone ({exc})") from exc
+        # the server itself bounds the child; the margin covers the fork and the reply
+        reply = self._reply(timeout + 30)
+        if "cold" in reply:
+            raise GoCold(str(reply["cold"]))
+        code = reply.get("returncode")
+        text = ""
+        with contextlib.suppress(OSError):
+            text = output.read_text(encoding="utf-8", errors="replace")
+        return (None if code is None else int(code)), text
+
+
+def collect_args(
+    project: Path, plugin: str, pytest_args: tuple[str, ...], tests: tuple[str, ...]
+) -> list[str]:
+    return ["-p", "no:cacheprovider", "-q", "-p", plugin, f"--rootdir={project}", *pytest_args, *tests]
