@@ -116,9 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"same verdicts from both engines: {figures['same_verdicts']}")
     if mutmut:
-        print(
-            f"mutmut: {mutmut['mutants']} mutants in {mutmut['wall_s']:.1f} s = {mutmut['s_per_mutant']} s each"
-        )
+        each = mutmut["s_per_mutant"]
+        print(f"mutmut: {mutmut['mutants']} mutants in {mutmut['wall_s']:.1f} s = {each} s each")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     ok = clean_code == 0 and warm["exit"] == 0 and cold["exit"] == 0 and figures["same_verdicts"]
