@@ -1,0 +1,102 @@
+"""The warm engine gives every mutant the verdict the cold one gives it.
+
+Warm: a mutant inside one function's body runs in a child forked from a server that imported the
+package and collected the tests once, with the function's code swapped in. Cold: a fresh interpreter
+per run. The fixture project covers every verdict; the project's own catalogue is run whole both ways.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_critical_mutants import (
+    ADD_MINUS,
+    BUMP,
+    CLAMP_LOW,
+    HANG,
+    INVALID_IMPORT,
+    INVALID_SYNTAX,
+    NOT_EXERCISED,
+    PARTLY_SKIPPED,
+    REPO,
+    SCRIPT,
+    SURVIVOR,
+    WRONG_OTHER,
+    WRONG_PARTIAL,
+    Cli,
+    load_json,
+    write_config,
+)
+
+if sys.version_info < (3, 11):
+    pytest.skip("the warm engine finds code objects by co_qualname (Python 3.11+)", allow_module_level=True)
+
+
+def _verdicts(report: dict[str, object]) -> dict[str, tuple[str, str]]:
+    mutants = report["mutants"]
+    assert isinstance(mutants, list)
+    return {m["id"]: (m["verdict"], m["engine"]) for m in mutants}
+
+
+def test_every_verdict_is_the_same_warm_and_cold(cli: Cli, project: Path, tmp_path: Path) -> None:
+    mutants = [ADD_MINUS, CLAMP_LOW, BUMP, SURVIVOR, WRONG_OTHER, WRONG_PARTIAL, INVALID_SYNTAX]
+    mutants += [INVALID_IMPORT, NOT_EXERCISED, PARTLY_SKIPPED, HANG]
+    write_config(project, mutants, timeout_s=3)
+    runs = {}
+    for engine in ("warm", "cold"):
+        done = cli.run("--engine", engine, "--json", str(tmp_path / f"{engine}.json"), timeout=180)
+        assert done.returncode == 1, done.stderr  # the survivor, the wrong reasons, ...
+        runs[engine] = _verdicts(load_json(tmp_path / f"{engine}.json"))
+    warm, cold = runs["warm"], runs["cold"]
+    assert {k: v for k, (v, _) in warm.items()} == {k: v for k, (v, _) in cold.items()}
+    assert {v for v, _ in cold.values()} == {
+        "killed",
+        "survived",
+        "wrong-reason",
+        "invalid",
+        "not-exercised",
+        "timeout",
+    }
+    assert all(engine == "cold" for _, engine in cold.values())
+    # a mutant in a function's body goes warm; a class attribute, a signature or a broken file goes cold
+    assert warm["add-minus"][1] == "warm"
+    assert warm["add-hangs"] == ("timeout", "warm")
+    assert warm["label-name-error"][1] == "cold"  # class body: runs at import
+    assert warm["bump-default"][1] == "cold"  # a default value: evaluated when the def runs
+    assert warm["add-syntax"][1] == "cold"
+
+
+@pytest.mark.parametrize("runtime", ["cuda"])
+def test_the_cuda_runtime_always_goes_cold(cli: Cli, project: Path, tmp_path: Path, runtime: str) -> None:
+    from test_critical_mutants import fake_cuda
+
+    write_config(project, [ADD_MINUS, CLAMP_LOW])
+    cli.extra_env = fake_cuda(tmp_path, error=0, count=1)
+    done = cli.run("--runtime", runtime, "--json", str(tmp_path / "r.json"))
+    assert done.returncode == 0, done.stderr
+    report = load_json(tmp_path / "r.json")
+    assert report["engine"] == "cold"
+    assert {engine for _, engine in _verdicts(report).values()} == {"cold"}
+
+
+def test_the_whole_catalogue_gives_the_same_verdicts_warm_and_cold(tmp_path: Path) -> None:
+    verdicts = {}
+    for engine in ("warm", "cold"):
+        out = tmp_path / f"{engine}.json"
+        done = subprocess.run(
+            [sys.executable, str(SCRIPT), "run", "--engine", engine, "--json", str(out)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        verdicts[engine] = _verdicts(json.loads(out.read_text(encoding="utf-8")))
+    warm, cold = verdicts["warm"], verdicts["cold"]
+    assert {k: v for k, (v, _) in warm.items()} == {k: v for k, (v, _) in cold.items()}
+    assert sum(engine == "warm" for _, engine in warm.values()) >= len(warm) // 2
