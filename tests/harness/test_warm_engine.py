@@ -28,6 +28,7 @@ from test_critical_mutants import (
     WRONG_OTHER,
     WRONG_PARTIAL,
     Cli,
+    copy_fixture,
     load_json,
     write_config,
 )
@@ -36,13 +37,26 @@ if sys.version_info < (3, 11):
     pytest.skip("the warm engine finds code objects by co_qualname (Python 3.11+)", allow_module_level=True)
 
 
+@pytest.fixture
+def fixture_project(tmp_path: Path) -> Path:
+    return copy_fixture(tmp_path / "project")
+
+
+@pytest.fixture
+def fixture_cli(tmp_path: Path, fixture_project: Path) -> Cli:
+    return Cli.under(tmp_path, fixture_project)
+
+
 def _verdicts(report: dict[str, object]) -> dict[str, tuple[str, str]]:
     mutants = report["mutants"]
     assert isinstance(mutants, list)
     return {m["id"]: (m["verdict"], m["engine"]) for m in mutants}
 
 
-def test_every_verdict_is_the_same_warm_and_cold(cli: Cli, project: Path, tmp_path: Path) -> None:
+def test_every_verdict_is_the_same_warm_and_cold(
+    fixture_cli: Cli, fixture_project: Path, tmp_path: Path
+) -> None:
+    cli, project = fixture_cli, fixture_project
     mutants = [ADD_MINUS, CLAMP_LOW, BUMP, SURVIVOR, WRONG_OTHER, WRONG_PARTIAL, INVALID_SYNTAX]
     mutants += [INVALID_IMPORT, NOT_EXERCISED, PARTLY_SKIPPED, HANG]
     write_config(project, mutants, timeout_s=3)
@@ -71,9 +85,12 @@ def test_every_verdict_is_the_same_warm_and_cold(cli: Cli, project: Path, tmp_pa
 
 
 @pytest.mark.parametrize("runtime", ["cuda"])
-def test_the_cuda_runtime_always_goes_cold(cli: Cli, project: Path, tmp_path: Path, runtime: str) -> None:
+def test_the_cuda_runtime_always_goes_cold(
+    fixture_cli: Cli, fixture_project: Path, tmp_path: Path, runtime: str
+) -> None:
     from test_critical_mutants import fake_cuda
 
+    cli, project = fixture_cli, fixture_project
     write_config(project, [ADD_MINUS, CLAMP_LOW])
     cli.extra_env = fake_cuda(tmp_path, error=0, count=1)
     done = cli.run("--runtime", runtime, "--json", str(tmp_path / "r.json"))
