@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         cold = _harness(args.config, "cold", args.jobs, Path(tmp))
         mutmut: dict[str, Any] | None = None
         if args.mutmut:
+            # no verdicts cached from an earlier run: every mutant is run and timed
+            shutil.rmtree(ROOT / "mutants", ignore_errors=True)
             out = Path(tmp) / "mutmut.json"
             code, seconds = _run(
                 [sys.executable, str(ROOT / "scripts" / "mutation_run.py"), "run", "--out", str(out)]
