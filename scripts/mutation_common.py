@@ -10,6 +10,7 @@ import argparse
 import ast
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -585,6 +586,18 @@ def repo_text(path: str, root: Path) -> str | None:
         return resolved.read_text(encoding="utf-8") if resolved.is_file() else None
     except (ValueError, OSError, UnicodeDecodeError):
         return None
+
+
+def check_output(path: Path, option: str) -> None:
+    """A file the tool will write: not a folder, its folder made and writable, before any work starts."""
+    if path.is_dir():
+        raise InputError(f"{option} {path} is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot create its folder ({exc.strerror})") from exc
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"{option} {path}: not writable")
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from mutation_common import (
     MutantRecord,
     Results,
     add_input_arguments,
+    check_output,
     diff_sides,
     equivalent_matches,
     load_gate_config,
@@ -385,6 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.json is not None:
+            check_output(args.json, "--json")
         results = load_results(args.results, hint="python scripts/mutation_run.py run")
         config = load_gate_config(args.config)
         critical = load_critical(args.critical) if args.critical else None

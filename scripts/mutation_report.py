@@ -23,6 +23,7 @@ from mutation_common import (
     InputError,
     MutantRecord,
     add_input_arguments,
+    check_output,
     load_gate_config,
     load_results,
     natural_key,
@@ -265,6 +266,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("mutation report: error: give at least one of --json, --html, --markdown", file=sys.stderr)
         return 2
     try:
+        for option, path in (("--json", args.json), ("--html", args.html), ("--markdown", args.markdown)):
+            if path is not None and str(path) != "-":
+                check_output(path, option)
         results = load_results(args.results, hint="python scripts/mutation_run.py run")
         ev = evaluate(
             results, load_gate_config(args.config), load_critical(args.critical) if args.critical else None

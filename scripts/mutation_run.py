@@ -32,6 +32,7 @@ from mutation_common import (
     InputError,
     MutantRecord,
     Results,
+    check_output,
     filter_by_functions,
     git_changed_functions,
     load_results,
@@ -457,14 +458,7 @@ def check_out(path: Path | None, args: argparse.Namespace) -> Path:
                 f"result would replace the whole run's {DEFAULT_RESULTS}"
             )
         path = DEFAULT_RESULTS
-    if path.is_dir():
-        raise InputError(f"--out {path} is a directory")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"--out {path}: cannot create its folder ({exc.strerror})") from exc
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise InputError(f"--out {path}: not writable")
+    check_output(path, "--out")
     return path
 
 

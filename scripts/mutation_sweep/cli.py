@@ -159,6 +159,8 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
+    if args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a directory")
     merged = merge([load(Path(p)) for p in args.parts])
     merged.write(args.out)
     log.info("sweep merge: %d mutants from %d shards -> %s", len(merged.results), len(args.parts), args.out)

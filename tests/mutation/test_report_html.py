@@ -240,3 +240,14 @@ def test_every_output_counts_the_same_mutants_the_same_way(
 def test_report_needs_an_output_and_readable_results(tmp_path: Path) -> None:
     assert mutation_report.main(["--results", str(tmp_path / "r.json")]) == 2
     assert mutation_report.main(["--results", str(tmp_path / "none.json"), "--markdown", "-"]) == 2
+
+
+@pytest.mark.parametrize("option", ["--json", "--html", "--markdown"])
+def test_an_output_that_is_a_folder_is_exit_2_before_any_work(
+    report: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    argv = ["--results", str(tmp_path / "results.json"), "--config", str(tmp_path / "mutation_config.toml")]
+    assert mutation_report.main([*argv, option, str(tmp_path)]) == 2
+    assert f"{option} {tmp_path} is a directory" in capsys.readouterr().err
+    assert mutation_gate.main([*argv, "--json", str(tmp_path)]) == 2
+    assert f"--json {tmp_path} is a directory" in capsys.readouterr().err
