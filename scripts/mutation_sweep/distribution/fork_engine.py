@@ -88,6 +88,20 @@ class _FirstFailure:
         self.pytest_runtest_logreport(report)
 
 
+class _MutantFirst:
+    """pytest plugin: once pytest has put its assertion-rewriting import hook first on ``sys.meta_path``
+    (it claims every module of a pytest11 plugin's distribution), put the mutant's finder back in front,
+    so that a test which imports the module afresh gets the mutant too, not the file on disk."""
+
+    def __init__(self, finder: _MutantFinder) -> None:
+        self.finder = finder
+
+    def pytest_configure(self, config: object) -> None:
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
+        sys.meta_path.insert(0, self.finder)
+
+
 def _die_with_the_parent() -> None:
     # The kernel ends the child when the process that forked it dies, even by SIGKILL.
     if sys.platform == "linux":
@@ -104,7 +118,8 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    sys.meta_path.insert(0, _MutantFinder(job.module, str(root / job.mutant.file), job.source))
+    finder = _MutantFinder(job.module, str(root / job.mutant.file), job.source)
+    sys.meta_path.insert(0, finder)
     # Import the mutant now: pytest's assertion-rewriting hook would otherwise load the package's
     # modules itself (it rewrites every module of a pytest11 plugin's distribution), ahead of ours.
     try:
@@ -117,7 +132,8 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
     targets = list(job.suite_order if job.tests == (SUITE,) else job.tests)
     return int(
         pytest.main(
-            ["-q", "-x", "-p", "no:cacheprovider", *pytest_args, *targets], plugins=[_FirstFailure(out)]
+            ["-q", "-x", "-p", "no:cacheprovider", *pytest_args, *targets],
+            plugins=[_FirstFailure(out), _MutantFirst(finder)],
         )
     )
 
