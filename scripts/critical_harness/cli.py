@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+
+from mutation_common import InputError, check_output
 
 from .catalogue import load_config, project_root
 from .model import (
@@ -158,16 +159,11 @@ def cmd_show(config: Config, mutant_id: str) -> int:
 def check_outputs(args: argparse.Namespace) -> None:
     """Every file the run will write, checked (its folder made) before any mutant runs."""
     for option, path in (("--json", args.json), ("--junit", args.junit)):
-        if path is None:
-            continue
-        if path.is_dir():
-            raise ConfigError(f"{option} {path} is a directory")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"{option} {path}: cannot create its folder ({exc.strerror})") from exc
-        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-            raise ConfigError(f"{option} {path}: not writable")
+        if path is not None:
+            try:
+                check_output(path, option)
+            except InputError as exc:
+                raise ConfigError(str(exc)) from exc
 
 
 def check_device(runtime: str) -> None:
