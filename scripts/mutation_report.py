@@ -34,8 +34,6 @@ from mutation_html import render_html
 from mutation_lines import coverage_lines, critical_line, line_engines, one_line, source_of
 from mutmut_coverage import analyse
 
-ROOT = Path(__file__).resolve().parents[1]
-
 # mutmut status -> mutation-testing-elements status
 SCHEMA_STATUS = {
     "killed": "Killed",

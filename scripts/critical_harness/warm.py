@@ -73,22 +73,23 @@ class WarmServer:
 
     def __init__(self, runner: Runner, project: Path, env: dict[str, str], collect: list[str], tmp: Path):
         self._tmp = tmp
-        self._log = (tmp / "server.log").open("w", encoding="utf-8")
         cmd = [sys.executable, "-m", SERVER_MODULE, *collect]
         if sys.platform.startswith("linux"):
             cmd = [sys.executable, "-c", LAUNCH, str(os.getpid()), shutil.which(cmd[0]) or cmd[0], *cmd[1:]]
-        self._proc = runner.adopt(
-            lambda: subprocess.Popen(
-                cmd,
-                cwd=project,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._log,
-                text=True,
-                start_new_session=True,
+        # the server keeps its own descriptor of the log; this process needs none once it has started
+        with (tmp / "server.log").open("w", encoding="utf-8") as log:
+            self._proc = runner.adopt(
+                lambda: subprocess.Popen(
+                    cmd,
+                    cwd=project,
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    text=True,
+                    start_new_session=True,
+                )
             )
-        )
         self._jobs = 0
 
     def _reply(self, timeout: float) -> dict[str, Any]:

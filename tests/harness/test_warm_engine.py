@@ -29,6 +29,7 @@ from test_critical_mutants import (
     WRONG_PARTIAL,
     Cli,
     copy_fixture,
+    fake_cuda,
     load_json,
     write_config,
 )
@@ -84,16 +85,11 @@ def test_every_verdict_is_the_same_warm_and_cold(
     assert warm["add-syntax"][1] == "cold"
 
 
-@pytest.mark.parametrize("runtime", ["cuda"])
-def test_the_cuda_runtime_always_goes_cold(
-    fixture_cli: Cli, fixture_project: Path, tmp_path: Path, runtime: str
-) -> None:
-    from test_critical_mutants import fake_cuda
-
+def test_the_cuda_runtime_always_goes_cold(fixture_cli: Cli, fixture_project: Path, tmp_path: Path) -> None:
     cli, project = fixture_cli, fixture_project
     write_config(project, [ADD_MINUS, CLAMP_LOW])
     cli.extra_env = fake_cuda(tmp_path, error=0, count=1)
-    done = cli.run("--runtime", runtime, "--json", str(tmp_path / "r.json"))
+    done = cli.run("--runtime", "cuda", "--json", str(tmp_path / "r.json"))
     assert done.returncode == 0, done.stderr
     report = load_json(tmp_path / "r.json")
     assert report["engine"] == "cold"
