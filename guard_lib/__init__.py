@@ -8,18 +8,20 @@
         case Err(error):
             ...  # nothing was selected; error says why
 
-``guard_lib.device(i)`` does the same for callers who prefer exceptions.
+``guard_lib.device(i)`` does the same for callers who prefer exceptions. ``IMPLEMENTATION`` says whether
+the compiled core or the Python reference (``device_guard``) serves them (``implementation`` says why).
 """
 
 from __future__ import annotations
 
-from . import runtime
+from . import implementation, runtime
 from .caller_stream import CallerStreamGuard, get_caller_stream, stream_handle
-from .device_guard import DeviceGuard, device
 from .errors import GuardError, GuardTypeError, UncheckedResultWarning
+from .implementation import IMPLEMENTATION, DeviceGuard, device
 from .result import Err, Ok, Result
 
 __all__ = [
+    "IMPLEMENTATION",
     "CallerStreamGuard",
     "DeviceGuard",
     "Err",
@@ -30,6 +32,7 @@ __all__ = [
     "UncheckedResultWarning",
     "device",
     "get_caller_stream",
+    "implementation",
     "runtime",
     "stream_handle",
 ]

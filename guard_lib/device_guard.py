@@ -67,16 +67,20 @@ def _cuda_error(runtime: DeviceRuntime, what: str, index: int, code: int) -> Gua
 def _restore(runtime: DeviceRuntime, original: int, selected: int) -> None:
     (code,) = runtime.set_device(original)
     if code:
-        # Like a refusal, a failed restore is reported here; the next backend must not trip over it.
-        runtime.get_last_error()
-        logger.error(
-            "could not restore CUDA device %d after selecting device %d: %s; "
-            "this thread may still be on device %d",
-            original,
-            selected,
-            runtime.error_name(code),
-            selected,
-        )
+        _restore_failed(runtime, original, selected, code)
+
+
+def _restore_failed(runtime: DeviceRuntime, original: int, selected: int, code: int) -> None:
+    # Like a refusal, a failed restore is reported here; the next backend must not trip over it.
+    runtime.get_last_error()
+    logger.error(
+        "could not restore CUDA device %d after selecting device %d: %s; "
+        "this thread may still be on device %d",
+        original,
+        selected,
+        runtime.error_name(code),
+        selected,
+    )
 
 
 class _Borrow:

@@ -88,6 +88,21 @@ class CudaRuntime:
         self.get_last_error = bindings.cudaGetLastError
         self.peek_at_last_error = bindings.cudaPeekAtLastError
 
+    def c_entry_points(self) -> tuple[object, object] | None:
+        """``cudaGetDevice`` and ``cudaSetDevice`` as the capsules cuda-python exports for C callers, so that
+        the compiled core calls them with no Python in between; None where they cannot be had, or where
+        ``get_device`` or ``set_device`` no longer is the bindings' own."""
+        bindings = self._bindings
+        if self.get_device is not bindings.cudaGetDevice or self.set_device is not bindings.cudaSetDevice:
+            return None
+        try:
+            from cuda.bindings import cyruntime  # noqa: PLC0415
+
+            capsules = cyruntime.__pyx_capi__
+            return capsules["cudaGetDevice"], capsules["cudaSetDevice"]
+        except (ImportError, AttributeError, KeyError):
+            return None
+
     def error_name(self, code: int, /) -> str:
         try:
             return str(self._bindings.cudaError_t(int(code)).name)

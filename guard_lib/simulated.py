@@ -56,7 +56,8 @@ class SimulatedRuntime:
         self._device_count = device_count
         self._state = _ThreadState()
         self._faults: dict[str, deque[_Fault]] = {op: deque() for op in OPS}
-        self._lock = threading.Lock()
+        # Reentrant: a signal handler that lands while this thread holds it may queue or clear faults.
+        self._lock = threading.RLock()
         self.contexts: set[int] = set()
 
     @property

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: what borrowing a device costs, per enter+exit, against the floor of the raw calls.
 
-Every case runs in this one process, interleaved round by round, so the ratios compare like with like.
+Both implementations (the compiled core and the Python reference) and every case run in this one
+process, interleaved round by round, so the ratios compare like with like.
 The floor is what a backend would write by hand over the same runtime: read the device, switch if
 needed, and switch back in a ``finally``. Each figure is the median over rounds of the best of a few
 timed loops, minus the cost of an empty loop.
@@ -24,35 +25,52 @@ from pathlib import Path
 from typing import Any
 
 import guard_lib
-from guard_lib import DeviceGuard
 from guard_lib.runtime import CudaRuntime, DeviceRuntime, SimulatedRuntime
 
 Loop = Callable[[int], None]
 
+# Each implementation's cases carry its name: "guard_lib.device [compiled]", "... [python]".
+DEVICE, CREATE = "guard_lib.device", "DeviceGuard.create+with"
+COMPILED, PYTHON = " [compiled]", " [python]"
+
 # (case, compared with, at most this many times its cost), per runtime and path.
 GOALS: dict[tuple[str, str], list[tuple[str, str, float]]] = {
     ("simulated", "same"): [
-        ("guard_lib.device", "floor", 1.5),
-        ("DeviceGuard.create+with", "floor", 1.5),
+        (DEVICE + COMPILED, DEVICE + PYTHON, 1.0),
+        (CREATE + COMPILED, CREATE + PYTHON, 1.0),
     ],
     ("simulated", "switch"): [
-        ("guard_lib.device", "floor", 1.5),
-        ("DeviceGuard.create+with", "floor", 1.5),
+        (DEVICE + COMPILED, DEVICE + PYTHON, 1.0),
+        (CREATE + COMPILED, CREATE + PYTHON, 1.0),
     ],
     ("cuda", "same"): [
-        ("guard_lib.device", "torch.cuda.device", 0.6),
-        ("guard_lib.device", "cupy.cuda.Device", 0.5),
-        ("DeviceGuard.create+with", "torch.cuda.device", 1.0),
-        ("guard_lib.device", "floor", 3.0),
-        ("DeviceGuard.create+with", "floor", 3.0),
+        (DEVICE + COMPILED, "torch.cuda.device", 0.3),
+        (DEVICE + COMPILED, "cupy.cuda.Device", 0.5),
+        (DEVICE + COMPILED, "floor", 1.3),
+        (CREATE + COMPILED, "torch.cuda.device", 0.4),
     ],
     ("cuda", "switch"): [
-        ("guard_lib.device", "floor", 1.25),
-        ("DeviceGuard.create+with", "floor", 1.25),
-        ("guard_lib.device", "torch.cuda.device", 1.0),
-        ("guard_lib.device", "cupy.cuda.Device", 1.0),
+        (DEVICE + COMPILED, "floor", 1.25),
+        (CREATE + COMPILED, "floor", 1.25),
+        (DEVICE + COMPILED, "torch.cuda.device", 1.0),
+        (DEVICE + COMPILED, "cupy.cuda.Device", 1.0),
     ],
 }
+
+
+def implementations() -> dict[str, Any]:
+    """Both implementations, side by side in this process, whichever one ``guard_lib`` exports."""
+    from guard_lib import device_guard
+
+    found: dict[str, Any] = {}
+    try:
+        from guard_lib import _core
+
+        found[COMPILED] = _core
+    except ImportError:
+        print("bench_guard: the compiled core is not built; measuring the Python one alone", file=sys.stderr)
+    found[PYTHON] = device_guard
+    return found
 
 
 def floor_loop(rt: DeviceRuntime, target: int) -> Loop:
@@ -72,8 +90,8 @@ def floor_loop(rt: DeviceRuntime, target: int) -> Loop:
     return run
 
 
-def device_loop(rt: DeviceRuntime, target: int) -> Loop:
-    borrow = guard_lib.device
+def device_loop(impl: Any, rt: DeviceRuntime, target: int) -> Loop:
+    borrow = impl.device
 
     def run(n: int) -> None:
         for _ in range(n):
@@ -83,8 +101,8 @@ def device_loop(rt: DeviceRuntime, target: int) -> Loop:
     return run
 
 
-def create_loop(rt: DeviceRuntime, target: int) -> Loop:
-    create = DeviceGuard.create
+def create_loop(impl: Any, rt: DeviceRuntime, target: int) -> Loop:
+    create = impl.DeviceGuard.create
 
     def run(n: int) -> None:
         for _ in range(n):
@@ -256,11 +274,10 @@ def main(argv: list[str] | None = None) -> int:
             print("bench_guard: --path switch needs two devices", file=sys.stderr)
             return 2
     rt.set_device(0)
-    loops: dict[str, Loop] = {
-        "floor": floor_loop(rt, target),
-        "guard_lib.device": device_loop(rt, target),
-        "DeviceGuard.create+with": create_loop(rt, target),
-    }
+    loops: dict[str, Loop] = {"floor": floor_loop(rt, target)}
+    for suffix, impl in implementations().items():
+        loops[DEVICE + suffix] = device_loop(impl, rt, target)
+        loops[CREATE + suffix] = create_loop(impl, rt, target)
     if args.runtime == "cuda":
         loops.update(foreign_loops(target))
     # Not a guard: the cost of any pure-Python `with` block, the part no Python guard can shed.
@@ -298,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
             "ratio_to_floor": {name: value / floor for name, value in ns.items()},
             "goals": goals,
             "machine": machine(),
+            "default_implementation": guard_lib.IMPLEMENTATION,
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n")

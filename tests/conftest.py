@@ -1,8 +1,9 @@
 """Every behaviour test runs on the simulated runtime; the same tests run on the real one where a GPU is.
 
-``rt`` is parametrized over the runtimes that ``GUARD_LIB_TEST_RUNTIME`` selects: ``simulated``,
-``cuda``, or both when it is unset (``all``). The ``cuda`` case carries the ``cuda`` marker and skips
-where no device answers; a test marked ``multi_gpu`` skips on a machine with fewer than two devices.
+``rt`` is parametrized over the runtimes that ``GUARD_LIB_TEST_RUNTIME`` selects: ``simulated`` (the
+simulated runtime, plain and offering C entry points), ``cuda``, or all three when it is unset
+(``all``). The ``cuda`` case carries the ``cuda`` marker and skips where no device answers; a test
+marked ``multi_gpu`` skips on a machine with fewer than two devices.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from support import EntryPointRuntime
 
 from guard_lib.runtime import CudaRuntime, DeviceRuntime, SimulatedRuntime
 
@@ -19,7 +21,12 @@ pytest_plugins = ["pytester"]
 
 TEST_RUNTIME_ENV = "GUARD_LIB_TEST_RUNTIME"
 SIMULATED_DEVICES = 8
-_CHOICES = {"simulated": ("simulated",), "cuda": ("cuda",), "all": ("simulated", "cuda")}
+# "c-entry" is the simulated runtime offering C entry points, the path the compiled core takes for CUDA.
+_CHOICES = {
+    "simulated": ("simulated", "c-entry"),
+    "cuda": ("cuda",),
+    "all": ("simulated", "c-entry", "cuda"),
+}
 
 
 def _selected_runtimes() -> tuple[str, ...]:
@@ -53,6 +60,9 @@ def rt(request: pytest.FixtureRequest) -> Iterator[DeviceRuntime]:
     if request.param == "simulated":
         yield SimulatedRuntime(device_count=SIMULATED_DEVICES)
         return
+    if request.param == "c-entry":
+        yield EntryPointRuntime(device_count=SIMULATED_DEVICES)
+        return
     available = cuda_device_count()
     if available < needed:
         found = "no CUDA device" if available == 0 else f"{available} CUDA device"
@@ -64,7 +74,12 @@ def rt(request: pytest.FixtureRequest) -> Iterator[DeviceRuntime]:
     runtime.set_device(0)
 
 
-@pytest.fixture
-def sim() -> SimulatedRuntime:
-    """A simulated runtime for the behaviours only it can show: call counts and injected faults."""
+@pytest.fixture(params=["plain", "c-entry"])
+def sim(request: pytest.FixtureRequest) -> SimulatedRuntime:
+    """A simulated runtime for the behaviours only it can show: call counts and injected faults.
+
+    Also offering C entry points, so that the compiled core's C path meets every fault too.
+    """
+    if request.param == "c-entry":
+        return EntryPointRuntime(device_count=SIMULATED_DEVICES)
     return SimulatedRuntime(device_count=SIMULATED_DEVICES)

@@ -2,8 +2,56 @@
 
 from __future__ import annotations
 
+import ctypes
+
 from guard_lib import DeviceGuard, Err, GuardError, Result
 from guard_lib.runtime import DeviceRuntime, SimulatedRuntime
+
+_capsule = ctypes.pythonapi.PyCapsule_New
+_capsule.restype = ctypes.py_object
+_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_GetDevice = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+_SetDevice = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+# Module constants, so the names the capsules point at live as long as the process.
+GET_DEVICE_SIGNATURE = b"cudaError_t (int *)"
+SET_DEVICE_SIGNATURE = b"cudaError_t (int)"
+
+
+class EntryPointRuntime(SimulatedRuntime):
+    """A simulated runtime that also offers C entry points, as ``CudaRuntime`` does with cuda-python's.
+
+    The compiled core calls a runtime through them when it offers them, so this one lets that path run
+    where no GPU is. Each C call is logged in ``c_calls`` as well as in ``calls``.
+    """
+
+    __slots__ = ("_c_get_device", "_c_set_device", "c_calls")
+
+    def __init__(self, device_count: int = 2) -> None:
+        super().__init__(device_count)
+        self.c_calls: list[str] = []
+
+        def get_device(out: ctypes._Pointer[ctypes.c_int]) -> int:
+            self.c_calls.append("get_device")
+            code, index = SimulatedRuntime.get_device(self)
+            if not code:
+                out[0] = index
+            return int(code)
+
+        def set_device(index: int) -> int:
+            self.c_calls.append("set_device")
+            return int(SimulatedRuntime.set_device(self, index)[0])
+
+        self._c_get_device = _GetDevice(get_device)
+        self._c_set_device = _SetDevice(set_device)
+
+    def c_entry_points(self) -> tuple[object, object]:
+        return (
+            _capsule(ctypes.cast(self._c_get_device, ctypes.c_void_p), GET_DEVICE_SIGNATURE, None),
+            _capsule(ctypes.cast(self._c_set_device, ctypes.c_void_p), SET_DEVICE_SIGNATURE, None),
+        )
+
+    def __repr__(self) -> str:
+        return f"EntryPointRuntime(device_count={self.device_count})"
 
 
 def current(runtime: DeviceRuntime) -> int:

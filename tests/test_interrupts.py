@@ -36,8 +36,12 @@ from guard_lib import CallerStreamGuard, DeviceGuard, Err, Ok, cuda_errors, devi
 from guard_lib.runtime import SimulatedRuntime
 
 _LIB = Path(guard_lib.__file__).resolve().parent
-# The simulated runtime stands for C code; the plugin is the tests' own.
-_NOT_INTERRUPTED = {_LIB / "simulated.py", _LIB / "testing.py"}
+_COMPILED = guard_lib.IMPLEMENTATION == "compiled"
+# For the Python implementation the simulated runtime stands for C code. The compiled core runs no Python
+# instruction of its own: an interrupt can surface only from the Python it calls, so there the runtime's
+# every instruction, its entry and its return, is where one lands. The plugin is the tests' own.
+_NOT_INTERRUPTED = {_LIB / "testing.py"} if _COMPILED else {_LIB / "simulated.py", _LIB / "testing.py"}
+_RUNTIME = _LIB / "simulated.py"
 
 
 @functools.cache
@@ -46,7 +50,19 @@ def _in_the_library(filename: str) -> bool:
     return path.parent == _LIB and path not in _NOT_INTERRUPTED
 
 
+@functools.cache
+def _is_the_runtime(filename: str) -> bool:
+    return Path(filename).resolve() == _RUNTIME
+
+
+def _in_the_runtime(frame: FrameType) -> bool:
+    code = frame.f_code
+    return _COMPILED and (code is WatchedRuntime.set_device.__code__ or _is_the_runtime(code.co_filename))
+
+
 def _interruptible(frame: FrameType) -> bool:
+    if _in_the_runtime(frame):
+        return True
     return _in_the_library(frame.f_code.co_filename) and frame.f_code.co_name != "__del__"
 
 
@@ -62,7 +78,8 @@ def _at_the_boundary(frame: FrameType) -> bool:
     returned is the caller's already.
     """
     caller = frame.f_back
-    if caller is not None and _interruptible(caller):
+    if _in_the_runtime(frame) or (caller is not None and _interruptible(caller)):
+        # A runtime called from the compiled core has that core, not the caller, on either side of it.
         return False
     code, at = frame.f_code.co_code, frame.f_lasti
     if code[at] in _RETURNS:
@@ -445,7 +462,8 @@ def test_finalisers_tolerate_objects_whose_init_never_ran(recwarn: pytest.Warnin
     previous_hook = sys.unraisablehook
     sys.unraisablehook = unraisable.append
     try:
-        guard = object.__new__(DeviceGuard)
+        # The compiled guard is made by its own allocator, the Python one by object's.
+        guard = DeviceGuard.__new__(DeviceGuard) if _COMPILED else object.__new__(DeviceGuard)
         del guard
         ok = object.__new__(Ok)
         del ok

@@ -18,6 +18,7 @@ import guard_lib
 
 PUBLIC = {
     "guard_lib": [
+        "IMPLEMENTATION",
         "CallerStreamGuard",
         "DeviceGuard",
         "Err",
@@ -28,6 +29,7 @@ PUBLIC = {
         "UncheckedResultWarning",
         "device",
         "get_caller_stream",
+        "implementation",
         "runtime",
         "stream_handle",
     ],
@@ -43,6 +45,7 @@ PUBLIC = {
         "error_name",
     ],
     "guard_lib.device_guard": ["DeviceGuard", "device"],
+    "guard_lib.implementation": ["IMPLEMENTATION", "IMPL_ENV", "REASON", "DeviceGuard", "device"],
     "guard_lib.errors": ["GuardError", "GuardTypeError", "UncheckedResultWarning"],
     "guard_lib.result": ["Err", "Ok", "Result"],
     "guard_lib.runtime": [

@@ -299,7 +299,7 @@ def test_public_exception_and_warning_hierarchy() -> None:
     ("function", "keyword_only"),
     [
         (DeviceGuard.create, ["runtime"]),
-        (device.__init__, ["runtime"]),
+        (device, ["runtime"]),
         (GuardError.__init__, ["device_index", "code", "code_name"]),
         (SimulatedRuntime.fail_next, ["moves_to"]),
     ],

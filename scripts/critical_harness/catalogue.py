@@ -15,6 +15,7 @@ else:
 
 from mutation_config_file import ConfigFileError, read_config
 
+from .compiled import COMPILED_SUFFIX
 from .edits import build_mutant
 from .model import SAFE_ID, Config, ConfigError, Harness, MutantSpec
 from .workspace import CACHE_DIRS, ROOT_EXCLUDES
@@ -125,8 +126,8 @@ def _parse_mutant(value: object, index: int, root: Path) -> MutantSpec:
     _reject_unknown(table, _MUTANT_KEYS, where)
     file = _required_string(table, "file", where)
     path = _inside_root(root, file, where, "file")
-    if path.suffix != ".py" or not path.is_file():
-        raise ConfigError(f"{where}: file {file!r} does not exist or is not a .py file")
+    if path.suffix not in (".py", COMPILED_SUFFIX) or not path.is_file():
+        raise ConfigError(f"{where}: file {file!r} does not exist or is not a .py or {COMPILED_SUFFIX} file")
     delete = table.get("delete")
     replace, by = table.get("replace"), table.get("by")
     if (delete is None) == (replace is None):

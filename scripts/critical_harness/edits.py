@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .compiled import is_compiled
+from .compiled import scope_spans as compiled_scope_spans
 from .model import MODULE_SCOPE, ConfigError, DefNode, Mutant, MutantSpec
 
 
@@ -174,6 +176,16 @@ def _edit(spec: MutantSpec, lines: list[str], spans: list[tuple[int, int]]) -> l
         )
     if inline:
         return _replace_inline(lines, matches[0], spec.by or "")
+    if is_compiled(spec.file):
+        # No parser to consult: a deletion that empties a block is the compiler's to refuse (invalid).
+        return (
+            _replace_block(lines, matches[0], _normalise(spec.by or ""))
+            if spec.by
+            else [
+                *lines[: matches[0].line],
+                *lines[matches[0].line + matches[0].n_lines :],
+            ]
+        )
     return _replace_block(lines, matches[0], _normalise(spec.by or ""))
 
 
@@ -196,10 +208,12 @@ def unified_diff(file: str, original: str, mutated: str) -> str:
 def build_mutant(spec: MutantSpec, root: Path) -> Mutant:
     try:
         source = (root / spec.file).read_bytes().decode("utf-8")
-        tree = ast.parse(source, filename=spec.file)
+        if is_compiled(spec.file):
+            spans = compiled_scope_spans(source, spec.scope)
+        else:
+            spans = scope_spans(ast.parse(source, filename=spec.file), spec.scope)
     except (UnicodeDecodeError, SyntaxError, ValueError) as exc:
         raise ConfigError(f"mutant {spec.id!r}: cannot parse {spec.file}: {exc}") from exc
-    spans = scope_spans(tree, spec.scope)
     if not spans:
         raise ConfigError(f"mutant {spec.id!r}: scope {spec.scope!r} not found in {spec.file}")
     mutated = "".join(_edit(spec, _split_lines(source), spans))

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
+from .compiled import BUILD_ENV, IMPL_ENV, build_command, build_outputs, implementation, is_compiled
 from .model import (
     INVALID,
     KILLED,
@@ -88,8 +89,9 @@ class Context:
     def timeout(self) -> float:
         return self.config.harness.timeout_s
 
-    def env(self, project: Path, outcomes: Path | None) -> dict[str, str]:
+    def env(self, project: Path, outcomes: Path | None, impl: str = "python") -> dict[str, str]:
         env = dict(os.environ)
+        env[IMPL_ENV] = impl
         inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
         env["PYTHONPATH"] = os.pathsep.join([str(project), str(self.plugin_dir), *inherited])
         # No .pyc files: a restored file with the mutant's size and mtime second could reuse its bytecode.
@@ -103,12 +105,14 @@ class Context:
             env.pop(OUTCOMES_ENV, None)
         return env
 
-    def pytest(self, project: Path, targets: Sequence[str], *, exitfirst: bool) -> TestRun:
+    def pytest(
+        self, project: Path, targets: Sequence[str], *, exitfirst: bool, impl: str = "python"
+    ) -> TestRun:
         outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", PLUGIN_MODULE]
         cmd += [f"--rootdir={project}", *self.config.harness.pytest_args, *(["-x"] if exitfirst else [])]
         cmd += targets
-        code, output = self.runner.run(cmd, project, self.env(project, outcomes), self.timeout)
+        code, output = self.runner.run(cmd, project, self.env(project, outcomes, impl), self.timeout)
         return parse_outcomes(outcomes, code, output)
 
     def pytest_warm(
@@ -142,7 +146,12 @@ class Context:
 
     def import_check(self, project: Path, file: str) -> tuple[int | None, str]:
         cmd = [sys.executable, "-m", PLUGIN_MODULE, *_module_names(self.config.harness.package, file)]
-        return self.runner.run(cmd, project, self.env(project, None), self.timeout)
+        return self.runner.run(cmd, project, self.env(project, None, implementation(file)), self.timeout)
+
+    def build(self, project: Path) -> tuple[int | None, str]:
+        """Rebuild the copy's compiled sources in place; a failure is the mutant's, not the run's."""
+        env = {**self.env(project, None, "compiled"), BUILD_ENV: "compiled"}
+        return self.runner.run(build_command(), project, env, self.timeout * 4)
 
     def say(self, message: str) -> None:
         with self.print_lock:
@@ -178,6 +187,14 @@ def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool, server: Warm
             return warm
         except GoCold:
             pass  # judged cold below, from the start
+    if is_compiled(mutant.spec.file):
+        code, output = ctx.build(project)
+        if code is None:
+            return Result(mutant, TIMEOUT, detail=f"building the mutated {mutant.spec.file} timed out")
+        if code != 0:
+            return Result(
+                mutant, INVALID, detail=f"the mutated {mutant.spec.file} does not build: {tail(output)}"
+            )
     code, output = ctx.import_check(project, mutant.spec.file)
     if code is None:
         return Result(mutant, TIMEOUT, detail=f"importing the package took over {ctx.timeout:g}s")
@@ -188,7 +205,9 @@ def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool, server: Warm
         project,
         mutant,
         full,
-        lambda targets, exitfirst: ctx.pytest(project, targets, exitfirst=exitfirst),
+        lambda targets, exitfirst: ctx.pytest(
+            project, targets, exitfirst=exitfirst, impl=implementation(mutant.spec.file)
+        ),
     )
 
 
@@ -217,18 +236,24 @@ def _run_tests(
 def evaluate(ctx: Context, project: Path, mutant: Mutant, full: bool) -> Result:
     started = time.monotonic()
     try:
-        compile(mutant.mutated, mutant.spec.file, "exec")
+        if not is_compiled(mutant.spec.file):
+            compile(mutant.mutated, mutant.spec.file, "exec")
     except (SyntaxError, ValueError) as exc:
         result = Result(mutant, INVALID, detail=f"mutated file does not compile: {exc}")
     else:
         # The copy's warm server imports the package as it is on disk: start it before the edit lands.
         server = ctx.warm_server(project, mutant)
         target = project / mutant.spec.file
+        # A rebuild rewrites the build outputs: they are put back with the source.
+        kept = {path: path.read_bytes() for path in build_outputs(project, mutant.spec.file) if path.exists()}
         original = target.read_bytes()
         target.write_bytes(mutant.mutated.encode("utf-8"))
         try:
             result = _judge(ctx, project, mutant, full, server)
         finally:
             target.write_bytes(original)
+            if is_compiled(mutant.spec.file):
+                for path, content in kept.items():
+                    path.write_bytes(content)
     result.seconds = time.monotonic() - started
     return result

@@ -13,6 +13,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from .compiled import is_compiled
 from .engine import Context, evaluate, tail
 from .model import (
     KILLED,
@@ -66,6 +67,26 @@ def run_baseline(ctx: Context, project: Path) -> TestRun:
     _check_package_location(run, project, ctx.config.harness.package)
     ctx.say(f"[baseline] {len(run.outcomes)} tests green in {time.monotonic() - started:.1f}s")
     return run
+
+
+def run_compiled_baseline(ctx: Context, project: Path, mutants: list[Mutant]) -> None:
+    """Build the copy's compiled sources and require the compiled mutants' tests green on them."""
+    targets = sorted({entry for m in mutants if is_compiled(m.spec.file) for entry in m.spec.killed_by})
+    if not targets:
+        return
+    ctx.say("[baseline] building the compiled sources and running their mutants' tests on them")
+    started = time.monotonic()
+    code, output = ctx.build(project)
+    if code != 0:
+        raise SetupError(f"the unmutated compiled sources do not build:\n{tail(output, 10)}")
+    run = ctx.pytest(project, targets, exitfirst=False, impl="compiled")
+    if run.returncode != 0:
+        raise SetupError(
+            f"the compiled mutants' tests are not green on the unmutated build; refusing to run mutants:\n"
+            f"{_describe_red(run)}"
+        )
+    seconds = time.monotonic() - started
+    ctx.say(f"[baseline] {len(run.outcomes)} tests green on the compiled build in {seconds:.1f}s")
 
 
 def check_killed_by_exist(config: Config, baseline: TestRun) -> None:
@@ -150,6 +171,7 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
         make_copy(config.root, ctx.snapshot)
         first = make_copy(ctx.snapshot, tmp / "slot0" / "project")
         check_killed_by_exist(config, run_baseline(ctx, first))
+        run_compiled_baseline(ctx, first, selected)
         canary = config.canary()
         others = [m for m in selected if m.spec.id != canary.spec.id]
         results = [run_canary(ctx, first, args.full, len(others) + 1)]

@@ -1,0 +1,385 @@
+# cython: language_level=3, binding=True, embedsignature=False
+"""The compiled core: ``DeviceGuard`` and ``device`` with the reference's behaviour, at C speed.
+
+``device_guard.py`` is the reference; this file does what it does, in the same order, and leaves every
+message and every slow path to it. What is compiled runs no Python instruction between reading the device,
+switching and recording the debt, so an interrupt can only surface from a Python call made here: a Python
+runtime, or the reference's error paths. Those calls sit where the reference makes them, under the same
+handlers.
+
+A runtime that offers its C entry points (``c_entry_points()``: two capsules named by the C signatures
+below) is called through them; any other is called through the ``DeviceRuntime`` protocol.
+"""
+
+cimport cython
+from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetName, PyCapsule_GetPointer
+from cpython.pythread cimport PyThread_get_thread_ident
+from libc.string cimport strcmp
+
+import functools
+import inspect
+import warnings
+
+from . import device_guard as _reference
+from . import runtime as _runtime_module
+from .errors import GuardError
+from .result import Err, Ok
+
+ctypedef int (*_get_device_f)(int *) noexcept nogil
+ctypedef int (*_set_device_f)(int) noexcept nogil
+
+# The capsules' names: the C signatures of the functions they hold.
+cdef const char *_GET_SIGNATURE = b"cudaError_t (int *)"
+cdef const char *_SET_SIGNATURE = b"cudaError_t (int)"
+cdef int _INT_MAX = 2147483647
+
+cdef _as_int = _reference._as_int
+cdef _cuda_error = _reference._cuda_error
+cdef _restore = _reference._restore
+cdef _restore_failed = _reference._restore_failed
+cdef _get_runtime = _runtime_module.get_runtime
+cdef _object_new = object.__new__
+# Bound at import: a finaliser that runs at interpreter shutdown may find module globals already cleared.
+cdef _warn = warnings.warn
+
+
+cdef class _Entry:
+    """One runtime's C entry points, looked up once and kept while the same runtime comes back."""
+
+    cdef object runtime
+    cdef _get_device_f get_device
+    cdef _set_device_f set_device
+
+
+cdef _Entry _last_entry = None
+cdef object _last_plain = None
+
+
+cdef void *_pointer(object capsule, const char *signature) except? NULL:
+    # Only this exact signature: one with an exception clause could leave a Python error set.
+    if not PyCapsule_CheckExact(capsule):
+        return NULL
+    cdef const char *name = PyCapsule_GetName(capsule)
+    if name == NULL or strcmp(name, signature) != 0:
+        return NULL
+    return PyCapsule_GetPointer(capsule, name)
+
+
+cdef _Entry _entry_of(object runtime):
+    """The C entry points ``runtime`` offers, or None when it has none and is called from Python."""
+    global _last_entry, _last_plain
+    if _last_entry is not None and _last_entry.runtime is runtime:
+        return _last_entry
+    if runtime is _last_plain:
+        return None
+    offer = getattr(runtime, "c_entry_points", None)
+    capsules = offer() if offer is not None else None
+    cdef void *get_device = NULL
+    cdef void *set_device = NULL
+    if capsules is not None:
+        get_device = _pointer(capsules[0], _GET_SIGNATURE)
+        set_device = _pointer(capsules[1], _SET_SIGNATURE)
+    if get_device == NULL or set_device == NULL:
+        _last_plain = runtime
+        return None
+    entry = _Entry()
+    entry.runtime = runtime
+    entry.get_device = <_get_device_f>get_device
+    entry.set_device = <_set_device_f>set_device
+    _last_entry = entry
+    return entry
+
+
+@cython.auto_pickle(False)
+cdef class _Borrow:
+    """What ``DeviceGuard`` and ``device`` share: the selection, and the restore that undoes it."""
+
+    cdef object _index
+    cdef object _requested_runtime
+    cdef object _runtime
+    cdef object _original
+    cdef object _current
+    cdef unsigned long _thread
+    # Zero, as every new object's fields are, means nothing is owed: no set-up is needed to be safe.
+    cdef bint _owes
+    cdef _Entry _entry
+
+    @property
+    def _restored(self):
+        return not self._owes
+
+    cdef object _enter(self):
+        if self._owes:
+            raise GuardError(
+                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
+                device_index=self._current,
+            )
+        requested = self._index
+        if type(requested) is int:
+            index = requested
+        else:
+            converted = _as_int(requested)
+            if isinstance(converted, GuardError):
+                raise converted
+            index = converted
+        if index < 0:
+            raise GuardError(f"cannot select CUDA device {index}: a device index is >= 0", device_index=index)
+        runtime = self._requested_runtime
+        if runtime is None:
+            runtime = _runtime_module._default
+            if runtime is None:
+                runtime = _get_runtime()
+        entry = _entry_of(runtime)
+        if entry is not None and index <= _INT_MAX:
+            return self._enter_c(entry, runtime, index)
+        self._entry = None
+        code, original = runtime.get_device()
+        if code:
+            raise _cuda_error(runtime, "cannot read the current CUDA device", index, code)
+        self._runtime = runtime
+        self._original = original
+        self._current = index
+        self._thread = PyThread_get_thread_ident()
+        if index == original:
+            self._owes = True
+            return self
+        try:
+            # The restore is owed from the request, not from the switch's success.
+            self._owes = True
+            (code,) = runtime.set_device(index)
+            if code:
+                raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+            return self
+        except BaseException:
+            self._settle()
+            raise
+
+    cdef object _enter_c(self, _Entry entry, object runtime, int index):
+        cdef int original = 0
+        cdef int code = entry.get_device(&original)
+        if code:
+            raise _cuda_error(runtime, "cannot read the current CUDA device", index, code)
+        self._entry = entry
+        self._runtime = runtime
+        self._original = original
+        self._current = index
+        self._thread = PyThread_get_thread_ident()
+        self._owes = True
+        if index == original:
+            return self
+        cdef _set_device_f set_device = entry.set_device
+        try:
+            with nogil:
+                code = set_device(index)
+            if code:
+                    raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+            return self
+        except BaseException:
+            self._settle()
+            raise
+
+    cdef void _put_back(self) except *:
+        cdef int code
+        if self._entry is None:
+            _restore(self._runtime, self._original, self._current)
+            return
+        cdef int original = self._original
+        cdef _set_device_f set_device = self._entry.set_device
+        with nogil:
+            code = set_device(original)
+        if code:
+            _restore_failed(self._runtime, self._original, self._current, code)
+
+    cdef void _settle(self) except *:
+        # Only on the owning thread: another thread's device is not this guard's to touch.
+        if not self._owes or self._thread != PyThread_get_thread_ident():
+            return
+        read, now = self._runtime.get_device()
+        if read or now != self._original:
+            _restore(self._runtime, self._original, self._current)
+        self._owes = False
+
+    @property
+    def original_device(self):
+        """The device that was current before the selection, which ``close`` restores."""
+        return self._original
+
+    @property
+    def current_device(self):
+        """The device that was selected."""
+        return self._current
+
+    cdef void _close(self) except *:
+        try:
+            if not self._owes:
+                return
+            if self._thread != PyThread_get_thread_ident():
+                raise GuardError(
+                    f"a DeviceGuard for CUDA device {self._current} belongs to the thread that created it; "
+                    "CUDA's current device is per thread, so it cannot be restored from another",
+                    device_index=self._current,
+                )
+            if self._current != self._original:
+                self._put_back()
+            self._owes = False
+        except BaseException:
+            self._settle()
+            raise
+
+    def close(self, *_exc_info):
+        """Restore the caller's device. Closing again, or closing a guard taken over, does nothing."""
+        self._close()
+
+    def __exit__(self, *_exc_info):
+        self._close()
+
+    def __copy__(self):
+        raise TypeError(f"a {type(self).__name__} cannot be copied: DeviceGuard.take() hands a borrow over")
+
+    def __deepcopy__(self, memo):
+        raise TypeError(f"a {type(self).__name__} cannot be copied: DeviceGuard.take() hands a borrow over")
+
+    def __reduce__(self):
+        raise TypeError(f"a {type(self).__name__} cannot be pickled: it holds a thread's device selection")
+
+
+@cython.auto_pickle(False)
+cdef class DeviceGuard(_Borrow):
+    """A borrowed CUDA device: selected by ``create``, the caller's device restored by ``close``.
+
+    Use it as a context manager. A guard belongs to the thread that created it, because CUDA's current
+    device is per thread. ``take()`` hands the borrow to a new guard; only that one restores.
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("DeviceGuard cannot be constructed directly: use DeviceGuard.create(index)")
+
+    @classmethod
+    def create(cls, device_index, *, runtime=None):
+        """Select ``device_index`` on this thread and return a guard that restores the caller's device.
+
+        Never raises for a CUDA failure or a refused index: those come back as ``Err(GuardError)``.
+        """
+        cdef DeviceGuard guard
+        if cls is DeviceGuard:
+            guard = DeviceGuard.__new__(DeviceGuard)
+        else:
+            guard = cls.__new__(cls)
+        guard._index = device_index
+        guard._requested_runtime = runtime
+        outcome = None
+        try:
+            try:
+                guard._enter()
+                outcome = _object_new(Ok)
+                outcome._value = guard
+            except GuardError as error:
+                outcome = _object_new(Err)
+                outcome._error = error
+            outcome._checked = False
+            return outcome
+        except BaseException:
+            # The caller never received the guard, so it cannot restore: do it here.
+            if outcome is not None:
+                outcome._checked = True
+            guard._settle()
+            raise
+
+    def take(self):
+        """Hand the borrow to a new guard, which alone restores; this one is left looking restored."""
+        if not self._owes:
+            raise GuardError(
+                f"cannot take over a DeviceGuard for CUDA device {self._current}: it was closed or taken",
+                device_index=self._current,
+            )
+        if self._thread != PyThread_get_thread_ident():
+            raise GuardError(
+                f"cannot take over a DeviceGuard for CUDA device {self._current} from another thread: "
+                "only the thread that created it can restore its device",
+                device_index=self._current,
+            )
+        cdef DeviceGuard taker = DeviceGuard.__new__(DeviceGuard)
+        taker._runtime = self._runtime
+        taker._entry = self._entry
+        taker._original = self._original
+        taker._current = self._current
+        taker._thread = self._thread
+        # The taker owes before this one stops owing, so at no instant does nobody owe.
+        taker._owes = True
+        self._owes = False
+        return taker
+
+    def __enter__(self):
+        return self
+
+    def __repr__(self):
+        state = "open" if self._owes else "restored"
+        return f"<DeviceGuard device {self._current} (restores {self._original}), {state}>"
+
+    def __del__(self):
+        # No restore here: the collector may run this on any thread. There is no frame of this finaliser
+        # for the warning to skip, so it points at the drop with the default stack level.
+        if self._owes:
+            _warn(
+                f"DeviceGuard for CUDA device {self._current} was garbage-collected without close(); "
+                f"device {self._original} was never restored",
+                ResourceWarning,
+                stacklevel=1,
+                source=self,
+            )
+
+
+@cython.auto_pickle(False)
+cdef class device(_Borrow):
+    """device(device_index, *, runtime=None)
+--
+
+``with guard_lib.device(i) as borrow:`` selects device ``i`` and restores the caller's on exit.
+
+    For callers who prefer exceptions: entering raises GuardError where ``DeviceGuard.create`` returns
+    an Err. The selection happens on entering, not on construction; once exited, it can be entered
+    again. ``borrow.original_device`` and ``borrow.current_device`` are there once entered.
+
+    ``@guard_lib.device(i)`` decorates a function: every call runs on device ``i`` with a borrow of its
+    own, so recursive calls and calls from several threads each restore their own caller's device.
+    """
+
+    def __init__(self, device_index, *, runtime=None):
+        self._index = device_index
+        self._requested_runtime = runtime
+        self._owes = False
+
+    def __enter__(self):
+        return self._enter()
+
+    def __call__(self, function):
+        if not callable(function):
+            raise TypeError(f"guard_lib.device({self._index!r}) decorates a function, not {function!r}")
+        if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
+            raise TypeError(
+                f"guard_lib.device cannot decorate {function.__qualname__}, a coroutine function: the "
+                "borrow would be held across await; borrow inside it, between awaits"
+            )
+        if inspect.isgeneratorfunction(function):
+            raise TypeError(
+                f"guard_lib.device cannot decorate {function.__qualname__}, a generator function: its "
+                "body runs after the call returns, outside the borrow"
+            )
+        return functools.wraps(function)(_on_device(self._index, self._requested_runtime, function))
+
+
+cdef object _on_device(object index, object runtime, object function):
+    def on_device(*args, **kwargs):
+        cdef device borrow = device(index, runtime=runtime)
+        try:
+            try:
+                borrow._enter()
+                return function(*args, **kwargs)
+            finally:
+                borrow._close()
+        except BaseException:
+            # Interrupted on the way into close(): nobody else holds this borrow, so pay it here.
+            borrow._settle()
+            raise
+
+    return on_device

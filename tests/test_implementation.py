@@ -1,0 +1,170 @@
+"""Which implementation serves ``DeviceGuard`` and ``device``, and the compiled core's C path.
+
+The behaviour suite runs once per implementation (``GUARD_LIB_IMPL``); these tests pin the choice
+itself, and that the compiled core calls a runtime through its C entry points when it offers them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime, refusal
+
+import guard_lib
+from guard_lib import DeviceGuard, cuda_errors, device, device_guard
+from guard_lib.implementation import IMPL_ENV
+from guard_lib.runtime import CudaRuntime, SimulatedRuntime
+
+COMPILED = guard_lib.IMPLEMENTATION == "compiled"
+needs_core = pytest.mark.skipif(not COMPILED, reason="the Python implementation has no C path")
+
+
+def test_the_implementation_is_the_one_asked_for() -> None:
+    wanted = os.environ.get(IMPL_ENV, "auto")
+    if wanted == "python":
+        assert guard_lib.IMPLEMENTATION == "python"
+        assert guard_lib.implementation.REASON == "GUARD_LIB_IMPL=python"
+    if wanted == "compiled":
+        assert guard_lib.IMPLEMENTATION == "compiled"
+    if guard_lib.IMPLEMENTATION == "python":
+        assert (DeviceGuard, device) == (device_guard.DeviceGuard, device_guard.device)
+    else:
+        assert DeviceGuard.__module__ == device.__module__ == "guard_lib._core"
+        assert DeviceGuard is not device_guard.DeviceGuard
+
+
+def _fresh(env_value: str | None, *, hide_core: bool = False) -> subprocess.CompletedProcess[str]:
+    program = textwrap.dedent(
+        f"""
+        import sys
+        if {hide_core}:
+            sys.modules["guard_lib._core"] = None  # as where the core was never built
+        import guard_lib
+        reason, module = guard_lib.implementation.REASON, guard_lib.DeviceGuard.__module__
+        print(guard_lib.IMPLEMENTATION, "|", reason, "|", module)
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != IMPL_ENV}
+    if env_value is not None:
+        env[IMPL_ENV] = env_value
+    return subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_python_is_chosen_by_name() -> None:
+    done = _fresh("python")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" | ") == ["python", "GUARD_LIB_IMPL=python", "guard_lib.device_guard\n"]
+
+
+def test_without_the_core_auto_falls_back_and_says_why() -> None:
+    done = _fresh(None, hide_core=True)
+    assert done.returncode == 0, done.stderr
+    name, reason, module = done.stdout.split(" | ")
+    assert (name, module) == ("python", "guard_lib.device_guard\n")
+    assert reason.startswith("the compiled core is not built (")
+
+
+def test_compiled_by_name_refuses_to_fall_back() -> None:
+    done = _fresh("compiled", hide_core=True)
+    assert done.returncode == 1
+    assert "ImportError: GUARD_LIB_IMPL=compiled, but the compiled core cannot be imported" in done.stderr
+
+
+def test_an_unknown_choice_is_refused_by_name() -> None:
+    done = _fresh("fast")
+    assert done.returncode == 1
+    assert (
+        "ImportError: GUARD_LIB_IMPL='fast' names no implementation: use one of auto, compiled, python"
+        in done.stderr
+    )
+
+
+@needs_core
+def test_the_core_is_chosen_where_it_is_built() -> None:
+    done = _fresh(None)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" | ") == ["compiled", "the compiled core is built", "guard_lib._core\n"]
+
+
+@needs_core
+def test_the_core_calls_a_runtime_through_its_c_entry_points() -> None:
+    rt = EntryPointRuntime(device_count=4)
+    with device(2, runtime=rt):
+        assert rt.current_device == 2
+    guard = DeviceGuard.create(3, runtime=rt).unwrap()
+    with guard.take():
+        pass
+    assert rt.current_device == 0
+    assert rt.c_calls == ["get_device", "set_device", "set_device"] * 2
+    # every call went through C: the runtime's Python methods were called only by its C functions
+    assert [op for op, _ in rt.calls] == rt.c_calls
+
+
+@needs_core
+def test_a_c_path_failure_reads_as_the_python_path_does() -> None:
+    rt = EntryPointRuntime(device_count=2)
+    rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE, moves_to=1)
+    error = refusal(DeviceGuard.create(1, runtime=rt))
+    assert str(error) == "cannot select CUDA device 1: cudaErrorLaunchFailure"
+    assert (error.code, error.code_name, error.device_index) == (719, "cudaErrorLaunchFailure", 1)
+    # settled: the failed switch moved the thread, so it was put back, and the error was cleared
+    assert rt.current_device == 0
+    assert rt.peek_at_last_error() == (0,)
+
+
+class _Offering(SimulatedRuntime):
+    """Offers whatever capsules it is given, to show which the core refuses."""
+
+    __slots__ = ("offer",)
+
+    def __init__(self, offer: object) -> None:
+        super().__init__(device_count=2)
+        self.offer = offer
+
+    def c_entry_points(self) -> object:
+        return self.offer
+
+
+def _misnamed() -> object:
+    get_device, set_device = EntryPointRuntime().c_entry_points()
+    # the right functions under the other's name: a signature that does not match is not called
+    return set_device, get_device
+
+
+@needs_core
+@pytest.mark.parametrize("offer", [None, ("not", "capsules"), "misnamed"])
+def test_a_runtime_without_usable_entry_points_is_called_from_python(offer: object) -> None:
+    rt = _Offering(_misnamed() if offer == "misnamed" else offer)
+    with device(1, runtime=rt):
+        assert rt.current_device == 1
+    assert [op for op, _ in rt.calls] == ["get_device", "set_device", "set_device"]
+
+
+def test_the_cuda_runtime_offers_cuda_pythons_own_entry_points() -> None:
+    capsules = CudaRuntime().c_entry_points()
+    assert capsules is not None
+    names = [repr(c).split('"')[1] for c in capsules]
+    assert names == [GET_DEVICE_SIGNATURE.decode(), SET_DEVICE_SIGNATURE.decode()]
+
+
+def test_the_cuda_runtime_offers_none_once_its_calls_are_replaced() -> None:
+    rt = CudaRuntime()
+    rt.get_device = lambda: (0, 0)
+    assert rt.c_entry_points() is None
+    rt = CudaRuntime()
+    rt.set_device = lambda index: (0,)
+    assert rt.c_entry_points() is None
+
+
+def test_the_cuda_runtime_offers_none_without_cyruntime(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cuda.bindings
+
+    monkeypatch.delattr(cuda.bindings, "cyruntime", raising=False)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.cyruntime", None)
+    assert CudaRuntime().c_entry_points() is None
