@@ -172,7 +172,7 @@ cdef class _Borrow:
             with nogil:
                 code = set_device(index)
             if code:
-                    raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
             return self
         except BaseException:
             self._settle()
@@ -267,23 +267,21 @@ cdef class DeviceGuard(_Borrow):
             guard = cls.__new__(cls)
         guard._index = device_index
         guard._requested_runtime = runtime
-        outcome = None
         try:
-            try:
-                guard._enter()
-                outcome = _object_new(Ok)
-                outcome._value = guard
-            except GuardError as error:
-                outcome = _object_new(Err)
-                outcome._error = error
-            outcome._checked = False
-            return outcome
+            guard._enter()
+        except GuardError as error:
+            outcome = _object_new(Err)
+            outcome._error = error
         except BaseException:
-            # The caller never received the guard, so it cannot restore: do it here.
-            if outcome is not None:
-                outcome._checked = True
+            # An interrupt that cut _enter's own settling short: the caller never received the guard,
+            # so finish it here.
             guard._settle()
             raise
+        else:
+            outcome = _object_new(Ok)
+            outcome._value = guard
+        outcome._checked = False
+        return outcome
 
     def take(self):
         """Hand the borrow to a new guard, which alone restores; this one is left looking restored."""
@@ -371,14 +369,19 @@ cdef class device(_Borrow):
 cdef object _on_device(object index, object runtime, object function):
     def on_device(*args, **kwargs):
         cdef device borrow = device(index, runtime=runtime)
+        cdef bint entered = False
         try:
             try:
                 borrow._enter()
+                # Only now may _close restore: after an enter that raised, it would restore again
+                # without looking where the thread is.
+                entered = True
                 return function(*args, **kwargs)
             finally:
-                borrow._close()
+                if entered:
+                    borrow._close()
         except BaseException:
-            # Interrupted on the way into close(): nobody else holds this borrow, so pay it here.
+            # An interrupt that cut the borrow's own settling short: nobody else holds it, so finish here.
             borrow._settle()
             raise
 

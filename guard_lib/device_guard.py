@@ -348,14 +348,20 @@ class device(_Borrow):
         @functools.wraps(function)
         def on_device(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             borrow = device(index, runtime=runtime)
+            entered = False
             try:
                 try:
                     borrow._enter()
+                    # Only now may close() restore: after an enter that raised, it would restore again
+                    # without looking where the thread is.
+                    entered = True
                     return function(*args, **kwargs)
                 finally:
-                    borrow.close()
+                    if entered:
+                        borrow.close()
             except BaseException:
-                # Interrupted on the way into close(): nobody else holds this borrow, so pay it here.
+                # Interrupted in _enter's settling or on the way into close(): nobody else holds this
+                # borrow, so pay it here.
                 borrow._settle()
                 raise
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Prove guard_lib on a GPU host: the whole suite on both runtimes, the critical harness on the real
-# runtime, mutmut with the GPU configuration, and the benchmark. Every step runs even if one before it
-# failed; the outputs go to one folder and the exit status is the first failure's.
+# Prove guard_lib on a GPU host: build the compiled core, the whole suite on both runtimes against both
+# implementations, the critical harness on the real runtime (its compiled mutants rebuilt in their
+# copies), mutmut with the GPU configuration, and the benchmark of both implementations. Every step runs
+# even if one before it failed; the outputs go to one folder and the exit status is the first failure's.
 #   scripts/gpu_proof.sh [OUTDIR]          (default: reports/gpu)
+#   PROOF_STEPS="build suite-compiled" scripts/gpu_proof.sh   (only these steps; default: all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-reports/gpu}"
@@ -22,6 +24,7 @@ fi
 status=0
 step() {  # step NAME COMMAND...: run, keep its output, remember the first failure
     local name=$1; shift
+    if [ -n "${PROOF_STEPS:-}" ] && [[ " $PROOF_STEPS " != *" $name "* ]]; then return 0; fi
     local start=$SECONDS
     "$@" >"$out/$name.txt" 2>&1
     local rc=$?
@@ -56,11 +59,14 @@ if ! "$PY" -c "import mutmut, libcst" 2>/dev/null; then
     echo "note: mutmut or libcst is missing, so the mutmut step will fail; offline, carry the wheels README names"
 fi
 
-step suite "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite.xml"
+# The core, built in place for this host's Python; a build that fails is a failed step, not a fallback.
+step build env GUARD_LIB_BUILD=compiled "$PY" setup.py -q build_ext --inplace --force
+step suite-compiled env GUARD_LIB_IMPL=compiled "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite-compiled.xml"
+step suite-python env GUARD_LIB_IMPL=python "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite-python.xml" tests/test_*.py
 step critical-cuda "$PY" scripts/critical_mutants.py run --runtime cuda --json "$out/critical-cuda.json"
 step bench-same "$PY" scripts/bench_guard.py --runtime cuda --path same --json "$out/bench-cuda-same.json"
 step bench-simulated "$PY" scripts/bench_guard.py --runtime simulated --json "$out/bench-simulated-same.json"
-step profile-device "$PY" scripts/bench_guard.py --runtime cuda --profile guard_lib.device --iterations 200000
+step profile-device "$PY" scripts/bench_guard.py --runtime cuda --profile "guard_lib.device [python]" --iterations 200000
 step context-probe "$PY" scripts/context_probe.py --json "$out/context-probe.json"
 if "$PY" -c "from cuda.bindings import runtime as r; raise SystemExit(r.cudaGetDeviceCount()[1] < 2)"; then
     step bench-switch "$PY" scripts/bench_guard.py --runtime cuda --path switch --json "$out/bench-cuda-switch.json"

@@ -49,6 +49,7 @@ from mutation_common import (
 )
 
 SCRIPT = Path(__file__).resolve()
+IMPL_ENV = "GUARD_LIB_IMPL"
 OVERRIDE_ENV = "GUARD_LIB_MUTMUT_OVERRIDE"
 DEFAULT_RESULTS = Path("reports/mutmut-results.json")
 
@@ -307,6 +308,8 @@ def _mutmut_version() -> str:
 def _child(args: list[str], override: Path | None) -> int:
     cmd = [sys.executable, str(SCRIPT), *args]
     env = dict(os.environ)
+    # mutmut mutates the Python reference, so the tests must import it rather than the compiled core.
+    env[IMPL_ENV] = "python"
     if override is not None:
         env[OVERRIDE_ENV] = str(override)
     if sys.stdout.isatty():

@@ -7,6 +7,7 @@ itself, and that the compiled core calls a runtime through its C entry points wh
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -118,6 +119,25 @@ def test_a_c_path_failure_reads_as_the_python_path_does() -> None:
     assert rt.peek_at_last_error() == (0,)
 
 
+@needs_core
+def test_each_runtime_is_called_through_its_own_entry_points() -> None:
+    first, second, plain = EntryPointRuntime(4), EntryPointRuntime(4), SimulatedRuntime(4)
+    for rt in (first, second, plain, first, plain, second):
+        with device(1, runtime=rt):
+            assert rt.current_device == 1
+    assert first.c_calls == second.c_calls == ["get_device", "set_device", "set_device"] * 2
+    assert [op for op, _ in plain.calls] == ["get_device", "set_device", "set_device"] * 2
+
+
+def test_an_index_beyond_a_c_int_is_refused_as_any_absent_device_is() -> None:
+    rt = EntryPointRuntime(device_count=2)
+    error = refusal(DeviceGuard.create(2**31, runtime=rt))
+    assert str(error) == "cannot select CUDA device 2147483648: cudaErrorInvalidDevice"
+    assert error.code == cuda_errors.INVALID_DEVICE
+    assert rt.current_device == 0
+    assert rt.c_calls == []
+
+
 class _Offering(SimulatedRuntime):
     """Offers whatever capsules it is given, to show which the core refuses."""
 
@@ -168,3 +188,58 @@ def test_the_cuda_runtime_offers_none_without_cyruntime(monkeypatch: pytest.Monk
     monkeypatch.delattr(cuda.bindings, "cyruntime", raising=False)
     monkeypatch.setitem(sys.modules, "cuda.bindings.cyruntime", None)
     assert CudaRuntime().c_entry_points() is None
+
+
+@pytest.mark.parametrize(
+    ("value", "hide_core", "expected"),
+    [
+        ("python", False, ("python", "GUARD_LIB_IMPL=python")),
+        (
+            "",
+            True,
+            (
+                "python",
+                "the compiled core is not built (import of guard_lib._core halted; None in sys.modules)",
+            ),
+        ),
+        (
+            "auto",
+            True,
+            (
+                "python",
+                "the compiled core is not built (import of guard_lib._core halted; None in sys.modules)",
+            ),
+        ),
+    ],
+)
+def test_the_choice_in_process(
+    monkeypatch: pytest.MonkeyPatch, value: str, hide_core: bool, expected: tuple[str, str]
+) -> None:
+    monkeypatch.setenv(IMPL_ENV, value)
+    if hide_core:
+        monkeypatch.delattr(guard_lib, "_core", raising=False)
+        monkeypatch.setitem(sys.modules, "guard_lib._core", None)
+    assert guard_lib.implementation._choose() == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("fast", "GUARD_LIB_IMPL='fast' names no implementation: use one of auto, compiled, python"),
+        ("compiled", "GUARD_LIB_IMPL=compiled, but the compiled core cannot be imported: import of"),
+    ],
+)
+def test_a_choice_that_cannot_be_had_is_refused_in_process(
+    monkeypatch: pytest.MonkeyPatch, value: str, message: str
+) -> None:
+    monkeypatch.setenv(IMPL_ENV, value)
+    monkeypatch.delattr(guard_lib, "_core", raising=False)
+    monkeypatch.setitem(sys.modules, "guard_lib._core", None)
+    with pytest.raises(ImportError, match=re.escape(message)):
+        guard_lib.implementation._choose()
+
+
+@needs_core
+def test_compiled_by_name_is_compiled_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(IMPL_ENV, "compiled")
+    assert guard_lib.implementation._choose() == ("compiled", "GUARD_LIB_IMPL=compiled")

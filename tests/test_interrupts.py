@@ -304,6 +304,16 @@ def decorated(rt: WatchedRuntime, hold: Held) -> None:
         fails()
 
 
+def decorated_failed_switch_that_moved(rt: WatchedRuntime, hold: Held) -> None:
+    @device(1, runtime=rt)
+    def work() -> None:
+        raise AssertionError("the body ran on a refused borrow")
+
+    rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE, moves_to=1)
+    with pytest.raises(guard_lib.GuardError):
+        work()
+
+
 SCENARIOS: dict[str, Scenario] = {
     f.__name__: f
     for f in (
@@ -324,6 +334,7 @@ SCENARIOS: dict[str, Scenario] = {
         stream_guard,
         result_inspected,
         decorated,
+        decorated_failed_switch_that_moved,
     )
 }
 

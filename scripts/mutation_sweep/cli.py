@@ -214,6 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     args = build_parser().parse_args(argv)
+    # The sweep mutates the Python reference: its tests, and the coverage that selects them, import it
+    # rather than the compiled core.
+    os.environ["GUARD_LIB_IMPL"] = "python"
     try:
         if args.command == "merge":
             return cmd_merge(args)
