@@ -286,6 +286,18 @@ def test_take_restores_once(rt: DeviceRuntime) -> None:
     assert current(rt) == 1
 
 
+def test_take_hands_over_the_one_restore(sim: SimulatedRuntime) -> None:
+    # The simulated twin of test_take_restores_once, so it runs on every runtime selection, C path too.
+    guard = DeviceGuard.create(1, runtime=sim).unwrap()
+    taker = guard.take()
+    guard.close()
+    assert sim.current_device == 1
+    taker.close()
+    taker.close()
+    assert sim.current_device == 0
+    assert sim.calls == [("get_device", ()), ("set_device", (1,)), ("set_device", (0,))]
+
+
 def test_take_of_a_spent_guard_is_refused(sim: SimulatedRuntime) -> None:
     guard = DeviceGuard.create(1, runtime=sim).unwrap()
     guard.take().close()
