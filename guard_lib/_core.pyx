@@ -99,6 +99,9 @@ cdef class _Borrow:
     cdef object _runtime
     cdef object _original
     cdef object _current
+    # On the C path, the same two devices as C values.
+    cdef int _c_original
+    cdef int _c_current
     cdef unsigned long _thread
     # Zero, as every new object's fields are, means nothing is owed: no set-up is needed to be safe.
     cdef bint _owes
@@ -122,7 +125,14 @@ cdef class _Borrow:
             if isinstance(converted, GuardError):
                 raise converted
             index = converted
-        if index < 0:
+        # Compared in C where the index fits a C value; only a huge one takes Python's comparisons.
+        cdef long long c_index = 0
+        cdef bint fits = True
+        try:
+            c_index = index
+        except OverflowError:
+            fits = False
+        if c_index < 0 if fits else index < 0:
             raise GuardError(f"cannot select CUDA device {index}: a device index is >= 0", device_index=index)
         runtime = self._requested_runtime
         if runtime is None:
@@ -130,8 +140,8 @@ cdef class _Borrow:
             if runtime is None:
                 runtime = _get_runtime()
         entry = _entry_of(runtime)
-        if entry is not None and index <= _INT_MAX:
-            return self._enter_c(entry, runtime, index)
+        if entry is not None and fits and c_index <= _INT_MAX:
+            return self._enter_c(entry, runtime, <int>c_index, index)
         self._entry = None
         code, original = runtime.get_device()
         if code:
@@ -154,7 +164,7 @@ cdef class _Borrow:
             self._settle()
             raise
 
-    cdef object _enter_c(self, _Entry entry, object runtime, int index):
+    cdef object _enter_c(self, _Entry entry, object runtime, int c_index, object index):
         cdef int original = 0
         cdef int code = entry.get_device(&original)
         if code:
@@ -163,14 +173,16 @@ cdef class _Borrow:
         self._runtime = runtime
         self._original = original
         self._current = index
+        self._c_original = original
+        self._c_current = c_index
         self._thread = PyThread_get_thread_ident()
         self._owes = True
-        if index == original:
+        if c_index == original:
             return self
         cdef _set_device_f set_device = entry.set_device
         try:
             with nogil:
-                code = set_device(index)
+                code = set_device(c_index)
             if code:
                 raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
             return self
@@ -183,7 +195,7 @@ cdef class _Borrow:
         if self._entry is None:
             _restore(self._runtime, self._original, self._current)
             return
-        cdef int original = self._original
+        cdef int original = self._c_original
         cdef _set_device_f set_device = self._entry.set_device
         with nogil:
             code = set_device(original)
@@ -219,7 +231,11 @@ cdef class _Borrow:
                     "CUDA's current device is per thread, so it cannot be restored from another",
                     device_index=self._current,
                 )
-            if self._current != self._original:
+            if self._entry is not None:
+                moved = self._c_current != self._c_original
+            else:
+                moved = self._current != self._original
+            if moved:
                 self._put_back()
             self._owes = False
         except BaseException:
@@ -230,7 +246,7 @@ cdef class _Borrow:
         """Restore the caller's device. Closing again, or closing a guard taken over, does nothing."""
         self._close()
 
-    def __exit__(self, *_exc_info):
+    def __exit__(self, exc_type=None, exc_value=None, traceback=None):
         self._close()
 
     def __copy__(self):
@@ -301,6 +317,8 @@ cdef class DeviceGuard(_Borrow):
         taker._entry = self._entry
         taker._original = self._original
         taker._current = self._current
+        taker._c_original = self._c_original
+        taker._c_current = self._c_current
         taker._thread = self._thread
         # The taker owes before this one stops owing, so at no instant does nobody owe.
         taker._owes = True

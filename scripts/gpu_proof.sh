@@ -64,6 +64,7 @@ step build env GUARD_LIB_BUILD=compiled "$PY" setup.py -q build_ext --inplace --
 step suite-compiled env GUARD_LIB_IMPL=compiled "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite-compiled.xml"
 step suite-python env GUARD_LIB_IMPL=python "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite-python.xml" tests/test_*.py
 step critical-cuda "$PY" scripts/critical_mutants.py run --runtime cuda --json "$out/critical-cuda.json"
+step core-deletions "$PY" scripts/core_deletions.py --json "$out/core-deletions.json"
 step bench-same "$PY" scripts/bench_guard.py --runtime cuda --path same --json "$out/bench-cuda-same.json"
 step bench-simulated "$PY" scripts/bench_guard.py --runtime simulated --json "$out/bench-simulated-same.json"
 step profile-device "$PY" scripts/bench_guard.py --runtime cuda --profile "guard_lib.device [python]" --iterations 200000

@@ -38,7 +38,14 @@ harness_status=0
 "$PY" scripts/critical_mutants.py run --json reports/critical.json || harness_status=$?
 echo "critical harness exited with $harness_status"
 
+# The compiled core: every one-line statement deleted in turn and rebuilt (a finding here fails the night).
+deletions_status=0
+"$PY" scripts/core_deletions.py --json reports/core-deletions.json || deletions_status=$?
+echo "core deletions exited with $deletions_status"
+
 "$PY" scripts/mutation_report.py --results reports/mutmut-results.json --critical reports/critical.json \
   --sweep reports/sweep-results.json --json reports/mutation-report.json --html reports/mutation-report.html --markdown reports/mutation-summary.md
-exec "$PY" scripts/mutation_gate.py --results reports/mutmut-results.json --critical reports/critical.json \
+"$PY" scripts/mutation_gate.py --results reports/mutmut-results.json --critical reports/critical.json \
   --sweep reports/sweep-results.json
+gate_status=$?
+exit $(( gate_status ? gate_status : deletions_status ))
