@@ -6,8 +6,11 @@ and cosmic-ray read only Python, so this one covers the Cython source by brute f
 statement inside a definition becomes ``pass`` in a copy of the project; the copy's core is rebuilt and
 the behaviour tests run against it (``GUARD_LIB_IMPL=compiled``, stopping at the first failure).
 
-Verdicts: killed (a test failed), survived (all passed), invalid (the mutated core did not build, or
-pytest could not run). Exit 0 when nothing survived, 1 when something did, 2 for bad input.
+Verdicts: killed (a test failed, or the test process crashed), survived (all passed), reviewed (survived,
+and ``[[core_deletion_equivalent]]`` in mutation_config.toml says why that changes no behaviour: keyed by
+the function and the statement's text), invalid (the mutated core did not build, or pytest could not
+run). Exit 0 when nothing survived unreviewed and every review still matches a survivor, 1 otherwise,
+2 for bad input.
 
     python scripts/core_deletions.py --jobs 8 --json reports/core-deletions.json
 """
@@ -22,9 +25,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from critical_harness.compiled import HEADER as _HEADER
+from mutation_config_file import ConfigFileError, read_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = "guard_lib/_core.pyx"
@@ -36,6 +44,7 @@ _OPENERS = {"(": ")", "[": "]", "{": "}"}
 @dataclass(frozen=True)
 class Deletion:
     line: int  # 1-based
+    scope: str  # the enclosing definitions, dotted
     text: str
     verdict: str = ""
     detail: str = ""
@@ -54,8 +63,13 @@ def candidates(source: str) -> list[Deletion]:
     found = []
     depth = 0
     in_string = False
+    scopes: list[tuple[int, str]] = []
     for number, line in enumerate(source.splitlines(), start=1):
         stripped = line.strip()
+        header = None if depth or in_string else _HEADER.match(line)
+        if header is not None:
+            indent = len(header["indent"])
+            scopes = [(i, n) for i, n in scopes if i < indent] + [(indent, header["name"])]
         starts_inside = depth > 0 or in_string
         if stripped.count('"""') % 2:
             in_string = not in_string
@@ -67,7 +81,9 @@ def candidates(source: str) -> list[Deletion]:
             continue
         if stripped.endswith(":") or stripped == "pass":
             continue
-        found.append(Deletion(number, stripped))
+        indent = len(line) - len(line.lstrip())
+        scope = ".".join(n for i, n in scopes if i < indent) or "<module>"
+        found.append(Deletion(number, scope, stripped))
     return found
 
 
@@ -111,13 +127,43 @@ def judge(deletion: Deletion, source: str, tests: list[str], scratch: Path, time
     try:
         code, tail = _run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], project, env, timeout)
         if code != 0:
-            return Deletion(deletion.line, deletion.text, "invalid", f"does not build: {tail}")
+            return replace(deletion, verdict="invalid", detail=f"does not build: {tail}")
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
         code, tail = _run(cmd, project, env, timeout)
+        if code is not None and code < 0:
+            return replace(deletion, verdict="killed", detail=f"the tests crashed (signal {-code})")
         verdict = {0: "survived", 1: "killed"}.get(code if code is not None else -1, "invalid")
-        return Deletion(deletion.line, deletion.text, verdict, tail)
+        return replace(deletion, verdict=verdict, detail=tail)
     finally:
         shutil.rmtree(project, ignore_errors=True)
+
+
+def reviews(config: Path) -> dict[tuple[str, str], str]:
+    """``[[core_deletion_equivalent]]``: (scope, text) -> why; raises ConfigFileError if malformed."""
+    entries = read_config(config).get("core_deletion_equivalent", [])
+    found: dict[tuple[str, str], str] = {}
+    for number, entry in enumerate(entries, start=1):
+        where = f"{config}: [[core_deletion_equivalent]] number {number}"
+        if not isinstance(entry, dict) or set(entry) != {"scope", "text", "why"}:
+            raise ConfigFileError(f"{where}: needs exactly the keys scope, text and why")
+        if not all(isinstance(entry[k], str) and entry[k].strip() for k in ("scope", "text", "why")):
+            raise ConfigFileError(f"{where}: scope, text and why must be non-empty strings")
+        found[(entry["scope"], entry["text"])] = entry["why"]
+    return found
+
+
+def settle_reviews(
+    results: Sequence[Deletion], reviewed: dict[tuple[str, str], str]
+) -> tuple[list[Deletion], list[str]]:
+    """Survivors a review explains become ``reviewed``; a review that matches no survivor is stale."""
+    settled = [
+        replace(r, verdict="reviewed", detail=reviewed[(r.scope, r.text)])
+        if r.verdict == "survived" and (r.scope, r.text) in reviewed
+        else r
+        for r in results
+    ]
+    matched = {(r.scope, r.text) for r in settled if r.verdict == "reviewed"}
+    return settled, [f"{scope}: {text}" for scope, text in reviewed if (scope, text) not in matched]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--lines", type=int, nargs="+", metavar="N", help="only these lines (to re-judge some)"
     )
+    parser.add_argument(
+        "--config", type=Path, default=ROOT / "mutation_config.toml", help="where the reviews are"
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1 or not args.timeout > 0:
         parser.error("--jobs must be >= 1 and --timeout > 0")
@@ -139,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             args.json.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             parser.error(f"--json {args.json}: {error}")
+    try:
+        reviewed = reviews(args.config)
+    except ConfigFileError as error:
+        parser.error(str(error))
     tests = args.tests or sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py"))
     source = (ROOT / SOURCE).read_text(encoding="utf-8")
     todo = candidates(source)
@@ -152,10 +205,15 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="core-deletions-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda d: judge(d, source, tests, Path(tmp), args.timeout), todo))
-    counts = {v: sum(r.verdict == v for r in results) for v in ("killed", "survived", "invalid")}
+    results, stale = settle_reviews(results, reviewed if not args.lines else {})
+    counts = {v: sum(r.verdict == v for r in results) for v in ("killed", "survived", "reviewed", "invalid")}
     for result in results:
         if result.verdict != "killed":
-            print(f"{SOURCE}:{result.line}: {result.verdict}: {result.text}  ({result.detail})")
+            print(
+                f"{SOURCE}:{result.line}: {result.verdict}: {result.scope}: {result.text}  ({result.detail})"
+            )
+    for review in stale:
+        print(f"stale review (no such survivor): {review}")
     seconds = time.monotonic() - started
     print(
         f"core deletions: {len(results)} lines, "
@@ -170,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             "deletions": [asdict(r) for r in results],
         }
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return 1 if counts["survived"] else 0
+    return 1 if counts["survived"] or stale else 0
 
 
 if __name__ == "__main__":

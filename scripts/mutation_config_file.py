@@ -23,6 +23,7 @@ TABLES = {
     "equivalent": "gate (scripts/mutation_gate.py)",
     "sweep": "sweep (scripts/mutation_sweep.py)",
     "sweep_equivalent": "sweep (scripts/mutation_sweep.py)",
+    "core_deletion_equivalent": "compiled core's deletions (scripts/core_deletions.py)",
 }
 
 

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 from support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime, refusal
@@ -18,7 +19,7 @@ from support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntim
 import guard_lib
 from guard_lib import DeviceGuard, cuda_errors, device, device_guard
 from guard_lib.implementation import IMPL_ENV
-from guard_lib.runtime import CudaRuntime, SimulatedRuntime
+from guard_lib.runtime import CudaRuntime, SimulatedRuntime, use_runtime
 
 COMPILED = guard_lib.IMPLEMENTATION == "compiled"
 needs_core = pytest.mark.skipif(not COMPILED, reason="the Python implementation has no C path")
@@ -239,7 +240,75 @@ def test_a_choice_that_cannot_be_had_is_refused_in_process(
         guard_lib.implementation._choose()
 
 
-@needs_core
-def test_compiled_by_name_is_compiled_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(IMPL_ENV, "compiled")
-    assert guard_lib.implementation._choose() == ("compiled", "GUARD_LIB_IMPL=compiled")
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("auto", ("compiled", "the compiled core is built")),
+        ("compiled", ("compiled", "GUARD_LIB_IMPL=compiled")),
+    ],
+)
+def test_a_core_that_imports_is_chosen_in_process(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: tuple[str, str]
+) -> None:
+    # A stand-in core, so the choice is pinned whichever implementation this run imports.
+    monkeypatch.delattr(guard_lib, "_core", raising=False)
+    monkeypatch.setitem(sys.modules, "guard_lib._core", types.ModuleType("guard_lib._core"))
+    monkeypatch.setenv(IMPL_ENV, value)
+    assert guard_lib.implementation._choose() == expected
+
+
+@pytest.mark.parametrize("index", [2**70, -(2**70)])
+def test_an_index_beyond_any_c_value_is_refused_as_the_reference_refuses_it(
+    sim: SimulatedRuntime, index: int
+) -> None:
+    error = refusal(DeviceGuard.create(index, runtime=sim))
+    if index > 0:
+        assert str(error) == f"cannot select CUDA device {index}: cudaErrorInvalidDevice"
+    else:
+        assert str(error) == f"cannot select CUDA device {index}: a device index is >= 0"
+        assert error.code is None
+    assert sim.current_device == 0
+
+
+def test_the_default_runtime_is_made_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    from guard_lib import runtime as runtime_module
+
+    monkeypatch.setattr(runtime_module, "_default", None)
+    monkeypatch.setenv(runtime_module.RUNTIME_ENV, "simulated:3")
+    with device(2):
+        made = runtime_module._default
+        assert isinstance(made, SimulatedRuntime)
+        assert made.current_device == 2
+    assert made.current_device == 0
+
+
+@pytest.mark.parametrize("order", ["c-entry first", "plain first"])
+def test_a_borrow_entered_again_under_another_default_restores_through_it(order: str) -> None:
+    runtimes: list[SimulatedRuntime] = [EntryPointRuntime(4), SimulatedRuntime(4)]
+    if order == "plain first":
+        runtimes.reverse()
+    borrow = device(1)
+    for rt in runtimes:
+        with use_runtime(rt), borrow:
+            assert rt.current_device == 1
+        assert rt.current_device == 0
+    assert [rt.current_device for rt in runtimes] == [0, 0]
+
+
+def test_a_subclass_creates_guards_of_its_own_kind(sim: SimulatedRuntime) -> None:
+    class Mine(DeviceGuard):
+        __slots__ = ()
+
+    guard = Mine.create(1, runtime=sim).unwrap()
+    assert type(guard) is Mine
+    with guard:
+        assert sim.current_device == 1
+    assert sim.current_device == 0
+
+
+def test_a_taker_restores_the_device_the_caller_was_on(sim: SimulatedRuntime) -> None:
+    sim.set_device(2)
+    guard = DeviceGuard.create(1, runtime=sim).unwrap()
+    with guard.take() as taker:
+        assert (taker.original_device, sim.current_device) == (2, 1)
+    assert sim.current_device == 2

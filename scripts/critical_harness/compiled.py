@@ -15,7 +15,7 @@ COMPILED_SUFFIX = ".pyx"
 IMPL_ENV = "GUARD_LIB_IMPL"
 BUILD_ENV = "GUARD_LIB_BUILD"
 # A definition's header in Cython: def, class, cdef/cpdef functions with a return type, cdef classes.
-_HEADER = re.compile(
+HEADER = re.compile(
     r"^(?P<indent>[ \t]*)(?:async\s+)?"
     r"(?:(?:def|class)\s+|(?:cdef|cpdef)\s+(?:class\s+|inline\s+)?(?:[\w.*\[\] ]+?\s+)?)"
     r"(?P<name>\w+)\s*[(:]"
@@ -54,7 +54,7 @@ def scope_spans(source: str, qualname: str) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
         for start, end in spans:
             for k in range(start, end + 1):
-                match = _HEADER.match(lines[k])
+                match = HEADER.match(lines[k])
                 if match is None or match["name"] != part:
                     continue
                 indent = match["indent"]
