@@ -8,40 +8,42 @@ takes the core where it is there. The choice is made once, at import.
 
 from __future__ import annotations
 
-import logging
 import os
-from typing import Final, Literal
+from types import ModuleType
+from typing import TYPE_CHECKING, Final, Literal
+
+from . import device_guard
 
 __all__ = ["IMPLEMENTATION", "IMPL_ENV", "REASON", "DeviceGuard", "device"]
 
 IMPL_ENV: Final = "GUARD_LIB_IMPL"
 _CHOICES = ("auto", "compiled", "python")
 
-logger = logging.getLogger("guard_lib")
 
-
-def _choose() -> tuple[Literal["compiled", "python"], str]:
+def _choose() -> tuple[Literal["compiled", "python"], str, ModuleType]:
+    """The implementation ``GUARD_LIB_IMPL`` asks for, why, and the module that holds it."""
     wanted = os.environ.get(IMPL_ENV, "auto").strip() or "auto"
     if wanted not in _CHOICES:
         raise ImportError(f"{IMPL_ENV}={wanted!r} names no implementation: use one of {', '.join(_CHOICES)}")
     if wanted == "python":
-        return "python", f"{IMPL_ENV}=python"
+        return "python", f"{IMPL_ENV}=python", device_guard
     try:
-        from . import _core  # noqa: F401, PLC0415
+        from . import _core  # noqa: PLC0415
     except ImportError as error:
         if wanted == "compiled":
             raise ImportError(
                 f"{IMPL_ENV}=compiled, but the compiled core cannot be imported: {error}"
             ) from error
-        return "python", f"the compiled core is not built ({error})"
-    return "compiled", "the compiled core is built" if wanted == "auto" else f"{IMPL_ENV}=compiled"
+        return "python", f"the compiled core is not built ({error})", device_guard
+    reason = "the compiled core is built" if wanted == "auto" else f"{IMPL_ENV}=compiled"
+    return "compiled", reason, _core
 
 
-IMPLEMENTATION, REASON = _choose()
+IMPLEMENTATION, REASON, _module = _choose()
 """``"compiled"`` or ``"python"``, and why."""
 
-if IMPLEMENTATION == "compiled":
-    from ._core import DeviceGuard, device
-else:
+if TYPE_CHECKING:
+    # One API: the compiled classes type as the reference's.
     from .device_guard import DeviceGuard, device
-logger.debug("guard_lib uses its %s implementation: %s", IMPLEMENTATION, REASON)
+else:
+    DeviceGuard, device = _module.DeviceGuard, _module.device

@@ -220,7 +220,7 @@ def test_the_choice_in_process(
     if hide_core:
         monkeypatch.delattr(guard_lib, "_core", raising=False)
         monkeypatch.setitem(sys.modules, "guard_lib._core", None)
-    assert guard_lib.implementation._choose() == expected
+    assert guard_lib.implementation._choose() == (*expected, device_guard)
 
 
 @pytest.mark.parametrize(
@@ -243,18 +243,23 @@ def test_a_choice_that_cannot_be_had_is_refused_in_process(
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
+        (None, ("compiled", "the compiled core is built")),
         ("auto", ("compiled", "the compiled core is built")),
         ("compiled", ("compiled", "GUARD_LIB_IMPL=compiled")),
     ],
 )
 def test_a_core_that_imports_is_chosen_in_process(
-    monkeypatch: pytest.MonkeyPatch, value: str, expected: tuple[str, str]
+    monkeypatch: pytest.MonkeyPatch, value: str | None, expected: tuple[str, str]
 ) -> None:
     # A stand-in core, so the choice is pinned whichever implementation this run imports.
     monkeypatch.delattr(guard_lib, "_core", raising=False)
-    monkeypatch.setitem(sys.modules, "guard_lib._core", types.ModuleType("guard_lib._core"))
-    monkeypatch.setenv(IMPL_ENV, value)
-    assert guard_lib.implementation._choose() == expected
+    stand_in = types.ModuleType("guard_lib._core")
+    monkeypatch.setitem(sys.modules, "guard_lib._core", stand_in)
+    if value is None:
+        monkeypatch.delenv(IMPL_ENV, raising=False)
+    else:
+        monkeypatch.setenv(IMPL_ENV, value)
+    assert guard_lib.implementation._choose() == (*expected, stand_in)
 
 
 @pytest.mark.parametrize("index", [2**70, -(2**70)])
