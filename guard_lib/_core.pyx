@@ -13,6 +13,7 @@ below) is called through them; any other is called through the ``DeviceRuntime``
 
 cimport cython
 from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetName, PyCapsule_GetPointer
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.pythread cimport PyThread_get_thread_ident
 from libc.string cimport strcmp
 
@@ -126,12 +127,9 @@ cdef class _Borrow:
                 raise converted
             index = converted
         # Compared in C where the index fits a C value; only a huge one takes Python's comparisons.
-        cdef long long c_index = 0
-        cdef bint fits = True
-        try:
-            c_index = index
-        except OverflowError:
-            fits = False
+        cdef int overflow = 0
+        cdef long long c_index = PyLong_AsLongLongAndOverflow(index, &overflow)
+        cdef bint fits = overflow == 0
         if c_index < 0 if fits else index < 0:
             raise GuardError(f"cannot select CUDA device {index}: a device index is >= 0", device_index=index)
         runtime = self._requested_runtime
@@ -222,9 +220,9 @@ cdef class _Borrow:
         return self._current
 
     cdef void _close(self) except *:
+        if not self._owes:
+            return
         try:
-            if not self._owes:
-                return
             if self._thread != PyThread_get_thread_ident():
                 raise GuardError(
                     f"a DeviceGuard for CUDA device {self._current} belongs to the thread that created it; "

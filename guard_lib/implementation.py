@@ -9,6 +9,7 @@ takes the core where it is there. The choice is made once, at import.
 from __future__ import annotations
 
 import os
+from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -28,7 +29,8 @@ def _choose() -> tuple[Literal["compiled", "python"], str, ModuleType]:
     if wanted == "python":
         return "python", f"{IMPL_ENV}=python", device_guard
     try:
-        from . import _core  # noqa: PLC0415
+        # By its full name: inside the package's own import, ``from . import`` would blame a cycle.
+        core = import_module(f"{__package__}._core")
     except ImportError as error:
         if wanted == "compiled":
             raise ImportError(
@@ -36,7 +38,7 @@ def _choose() -> tuple[Literal["compiled", "python"], str, ModuleType]:
             ) from error
         return "python", f"the compiled core is not built ({error})", device_guard
     reason = "the compiled core is built" if wanted == "auto" else f"{IMPL_ENV}=compiled"
-    return "compiled", reason, _core
+    return "compiled", reason, core
 
 
 IMPLEMENTATION, REASON, _module = _choose()
