@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from critical_harness.compiled import HEADER as _HEADER
+from critical_harness.engine import tail
 from mutation_config_file import ConfigFileError, read_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,9 +110,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tupl
         )
     except subprocess.TimeoutExpired:
         return None, "timed out"
-    return done.returncode, (done.stdout + done.stderr).strip().splitlines()[-1:][0] if (
-        done.stdout + done.stderr
-    ).strip() else ""
+    return done.returncode, tail(done.stdout + done.stderr)
 
 
 def judge(deletion: Deletion, source: str, tests: list[str], scratch: Path, timeout: float) -> Deletion:

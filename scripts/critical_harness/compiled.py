@@ -36,7 +36,10 @@ def build_command() -> list[str]:
 
 
 def build_outputs(project: Path, file: str) -> list[Path]:
-    """The files a rebuild of ``file`` rewrites in ``project``: its C translation and its extensions."""
+    """The files a rebuild of ``file`` rewrites in ``project``: its C translation and its extensions;
+    none for a file that is not compiled."""
+    if not is_compiled(file):
+        return []
     source = project / file
     return [source.with_suffix(".c"), *sorted(source.parent.glob(f"{source.stem}.*.so"))]
 

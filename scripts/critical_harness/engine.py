@@ -252,8 +252,7 @@ def evaluate(ctx: Context, project: Path, mutant: Mutant, full: bool) -> Result:
             result = _judge(ctx, project, mutant, full, server)
         finally:
             target.write_bytes(original)
-            if is_compiled(mutant.spec.file):
-                for path, content in kept.items():
-                    path.write_bytes(content)
+            for path, content in kept.items():
+                path.write_bytes(content)
     result.seconds = time.monotonic() - started
     return result
