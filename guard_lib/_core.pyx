@@ -13,18 +13,19 @@ below) is called through them; any other is called through the ``DeviceRuntime``
 
 cimport cython
 from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetName, PyCapsule_GetPointer
+from cpython.dict cimport PyDict_GetItemWithError
 from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.object cimport PyObject
 from cpython.pythread cimport PyThread_get_thread_ident
 from libc.string cimport strcmp
 
 import functools
 import inspect
 import warnings
+from types import GenericAlias
 
-from . import device_guard as _reference
 from . import runtime as _runtime_module
-from .errors import GuardError
-from .result import Err, Ok
+from .errors import GuardError, UncheckedResultWarning
 
 ctypedef int (*_get_device_f)(int *) noexcept nogil
 ctypedef int (*_set_device_f)(int) noexcept nogil
@@ -34,12 +35,8 @@ cdef const char *_GET_SIGNATURE = b"cudaError_t (int *)"
 cdef const char *_SET_SIGNATURE = b"cudaError_t (int)"
 cdef int _INT_MAX = 2147483647
 
-cdef _as_int = _reference._as_int
-cdef _cuda_error = _reference._cuda_error
-cdef _restore = _reference._restore
-cdef _restore_failed = _reference._restore_failed
 cdef _get_runtime = _runtime_module.get_runtime
-cdef _object_new = object.__new__
+cdef dict _runtime_globals = _runtime_module.__dict__
 # Bound at import: a finaliser that runs at interpreter shutdown may find module globals already cleared.
 cdef _warn = warnings.warn
 
@@ -50,6 +47,26 @@ cdef class _Entry:
     cdef object runtime
     cdef _get_device_f get_device
     cdef _set_device_f set_device
+
+
+cdef object _reference = None
+
+
+cdef object _ref():
+    # The reference, for messages and slow paths, imported on first use: it imports guard_lib.result,
+    # which asks which implementation is in use while this module is still being chosen.
+    global _reference
+    if _reference is None:
+        from . import device_guard
+
+        _reference = device_guard
+    return _reference
+
+
+cdef inline object _default_runtime():
+    # The module's dictionary read directly: ``use_runtime`` may replace the default at any time.
+    cdef PyObject *found = PyDict_GetItemWithError(_runtime_globals, "_default")
+    return None if found == NULL else <object>found
 
 
 cdef _Entry _last_entry = None
@@ -91,6 +108,107 @@ cdef _Entry _entry_of(object runtime):
     return entry
 
 
+cdef class _Outcome:
+    """What ``Ok`` and ``Err`` share: whether the caller has looked."""
+
+    # Zero, as on every new object, means nobody is owed a look: one made without __init__ (as the
+    # reference's, whose __init__ never ran) stays silent.
+    cdef bint _unchecked
+
+    # The reference's fields, read and written as it reads and writes them.
+    @property
+    def _checked(self):
+        return not self._unchecked
+
+    @_checked.setter
+    def _checked(self, bint checked):
+        self._unchecked = not checked
+
+    def __del__(self):
+        # There is no frame of this finaliser for the warning to skip: the default level is the drop.
+        if self._unchecked:
+            _warn(f"{self!r} was dropped without being checked", UncheckedResultWarning, stacklevel=1)
+
+
+cdef class Ok(_Outcome):
+    """The success of an operation, holding its value."""
+
+    cdef public object _value
+    __match_args__ = ("value",)
+    __class_getitem__ = classmethod(GenericAlias)
+
+    def __init__(self, value):
+        self._value = value
+        self._unchecked = True
+
+    @property
+    def value(self):
+        """The value. Reading it counts as checking the result."""
+        self._unchecked = False
+        return self._value
+
+    def is_ok(self):
+        self._unchecked = False
+        return True
+
+    def is_err(self):
+        self._unchecked = False
+        return False
+
+    def unwrap(self):
+        self._unchecked = False
+        return self._value
+
+    def __repr__(self):
+        return f"Ok({self._value!r})"
+
+
+cdef class Err(_Outcome):
+    """The failure of an operation, holding the GuardError that says why."""
+
+    cdef public object _error
+    __match_args__ = ("error",)
+
+    def __init__(self, error):
+        self._error = error
+        self._unchecked = True
+
+    @property
+    def error(self):
+        """The GuardError. Reading it counts as checking the result."""
+        self._unchecked = False
+        return self._error
+
+    def is_ok(self):
+        self._unchecked = False
+        return False
+
+    def is_err(self):
+        self._unchecked = False
+        return True
+
+    def unwrap(self):
+        self._unchecked = False
+        raise self._error
+
+    def __repr__(self):
+        return f"Err({self._error!r})"
+
+
+cdef inline Ok _ok(object value):
+    cdef Ok outcome = Ok.__new__(Ok)
+    outcome._value = value
+    outcome._unchecked = True
+    return outcome
+
+
+cdef inline Err _err(object error):
+    cdef Err outcome = Err.__new__(Err)
+    outcome._error = error
+    outcome._unchecked = True
+    return outcome
+
+
 @cython.auto_pickle(False)
 cdef class _Borrow:
     """What ``DeviceGuard`` and ``device`` share: the selection, and the restore that undoes it."""
@@ -122,7 +240,7 @@ cdef class _Borrow:
         if type(requested) is int:
             index = requested
         else:
-            converted = _as_int(requested)
+            converted = _ref()._as_int(requested)
             if isinstance(converted, GuardError):
                 raise converted
             index = converted
@@ -130,11 +248,16 @@ cdef class _Borrow:
         cdef int overflow = 0
         cdef long long c_index = PyLong_AsLongLongAndOverflow(index, &overflow)
         cdef bint fits = overflow == 0
-        if c_index < 0 if fits else index < 0:
+        cdef bint negative
+        if fits:
+            negative = c_index < 0
+        else:
+            negative = index < 0
+        if negative:
             raise GuardError(f"cannot select CUDA device {index}: a device index is >= 0", device_index=index)
         runtime = self._requested_runtime
         if runtime is None:
-            runtime = _runtime_module._default
+            runtime = _default_runtime()
             if runtime is None:
                 runtime = _get_runtime()
         entry = _entry_of(runtime)
@@ -143,7 +266,7 @@ cdef class _Borrow:
         self._entry = None
         code, original = runtime.get_device()
         if code:
-            raise _cuda_error(runtime, "cannot read the current CUDA device", index, code)
+            raise _ref()._cuda_error(runtime, "cannot read the current CUDA device", index, code)
         self._runtime = runtime
         self._original = original
         self._current = index
@@ -156,7 +279,7 @@ cdef class _Borrow:
             self._owes = True
             (code,) = runtime.set_device(index)
             if code:
-                raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                raise _ref()._cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
             return self
         except BaseException:
             self._settle()
@@ -166,7 +289,7 @@ cdef class _Borrow:
         cdef int original = 0
         cdef int code = entry.get_device(&original)
         if code:
-            raise _cuda_error(runtime, "cannot read the current CUDA device", index, code)
+            raise _ref()._cuda_error(runtime, "cannot read the current CUDA device", index, code)
         self._entry = entry
         self._runtime = runtime
         self._original = original
@@ -182,7 +305,7 @@ cdef class _Borrow:
             with nogil:
                 code = set_device(c_index)
             if code:
-                raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                raise _ref()._cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
             return self
         except BaseException:
             self._settle()
@@ -191,14 +314,14 @@ cdef class _Borrow:
     cdef void _put_back(self) except *:
         cdef int code
         if self._entry is None:
-            _restore(self._runtime, self._original, self._current)
+            _ref()._restore(self._runtime, self._original, self._current)
             return
         cdef int original = self._c_original
         cdef _set_device_f set_device = self._entry.set_device
         with nogil:
             code = set_device(original)
         if code:
-            _restore_failed(self._runtime, self._original, self._current, code)
+            _ref()._restore_failed(self._runtime, self._original, self._current, code)
 
     cdef void _settle(self) except *:
         # Only on the owning thread: another thread's device is not this guard's to touch.
@@ -206,7 +329,7 @@ cdef class _Borrow:
             return
         read, now = self._runtime.get_device()
         if read or now != self._original:
-            _restore(self._runtime, self._original, self._current)
+            _ref()._restore(self._runtime, self._original, self._current)
         self._owes = False
 
     @property
@@ -283,19 +406,14 @@ cdef class DeviceGuard(_Borrow):
         guard._requested_runtime = runtime
         try:
             guard._enter()
+            return _ok(guard)
         except GuardError as error:
-            outcome = _object_new(Err)
-            outcome._error = error
+            return _err(error)
         except BaseException:
-            # An interrupt that cut _enter's own settling short: the caller never received the guard,
-            # so finish it here.
+            # An interrupt that cut _enter's own settling short, or no memory left for the Ok: the caller
+            # never received the guard, so finish it here.
             guard._settle()
             raise
-        else:
-            outcome = _object_new(Ok)
-            outcome._value = guard
-        outcome._checked = False
-        return outcome
 
     def take(self):
         """Hand the borrow to a new guard, which alone restores; this one is left looking restored."""

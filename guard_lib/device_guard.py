@@ -237,10 +237,10 @@ class DeviceGuard(_Borrow):
             # anywhere in between finds it in ``outcome`` and silences it, since nobody received it.
             try:
                 guard._enter()
-                outcome = object.__new__(Ok)
+                outcome = Ok.__new__(Ok)
                 outcome._value = guard
             except GuardError as error:
-                outcome = object.__new__(Err)
+                outcome = Err.__new__(Err)
                 outcome._error = error
             outcome._checked = False
             return outcome

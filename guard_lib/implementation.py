@@ -13,21 +13,22 @@ from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Final, Literal
 
-from . import device_guard
-
-__all__ = ["IMPLEMENTATION", "IMPL_ENV", "REASON", "DeviceGuard", "device"]
+__all__ = ["CORE", "IMPLEMENTATION", "IMPL_ENV", "REASON", "DeviceGuard", "device"]
 
 IMPL_ENV: Final = "GUARD_LIB_IMPL"
 _CHOICES = ("auto", "compiled", "python")
 
 
-def _choose() -> tuple[Literal["compiled", "python"], str, ModuleType]:
-    """The implementation ``GUARD_LIB_IMPL`` asks for, why, and the module that holds it."""
+def _choose() -> tuple[Literal["compiled", "python"], str, ModuleType | None]:
+    """The implementation ``GUARD_LIB_IMPL`` asks for, why, and the compiled core (None for the reference).
+
+    Imports nothing of the reference: ``guard_lib.result`` asks for the choice while the reference loads.
+    """
     wanted = os.environ.get(IMPL_ENV, "auto").strip() or "auto"
     if wanted not in _CHOICES:
         raise ImportError(f"{IMPL_ENV}={wanted!r} names no implementation: use one of {', '.join(_CHOICES)}")
     if wanted == "python":
-        return "python", f"{IMPL_ENV}=python", device_guard
+        return "python", f"{IMPL_ENV}=python", None
     try:
         # By its full name: inside the package's own import, ``from . import`` would blame a cycle.
         core = import_module(f"{__package__}._core")
@@ -36,16 +37,16 @@ def _choose() -> tuple[Literal["compiled", "python"], str, ModuleType]:
             raise ImportError(
                 f"{IMPL_ENV}=compiled, but the compiled core cannot be imported: {error}"
             ) from error
-        return "python", f"the compiled core is not built ({error})", device_guard
+        return "python", f"the compiled core is not built ({error})", None
     reason = "the compiled core is built" if wanted == "auto" else f"{IMPL_ENV}=compiled"
     return "compiled", reason, core
 
 
-IMPLEMENTATION, REASON, _module = _choose()
-"""``"compiled"`` or ``"python"``, and why."""
+IMPLEMENTATION, REASON, CORE = _choose()
+"""``"compiled"`` or ``"python"``, why, and the compiled core where it is the one in use."""
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or CORE is None:
     # One API: the compiled classes type as the reference's.
     from .device_guard import DeviceGuard, device
 else:
-    DeviceGuard, device = _module.DeviceGuard, _module.device
+    DeviceGuard, device = CORE.DeviceGuard, CORE.device

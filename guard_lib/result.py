@@ -8,7 +8,7 @@ by accident.
 from __future__ import annotations
 
 import warnings
-from typing import Generic, NoReturn, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Generic, NoReturn, TypeAlias, TypeVar
 
 from .errors import GuardError, UncheckedResultWarning
 
@@ -101,6 +101,14 @@ class Err(_Outcome):
     def __repr__(self) -> str:
         return f"Err({self._error!r})"
 
+
+if not TYPE_CHECKING:
+    from .implementation import CORE
+
+    # Where the compiled core serves DeviceGuard it serves Ok and Err too, so that `match` and isinstance
+    # see the one type that create returns. These classes stay the reference, and the Python fallback.
+    if CORE is not None:
+        Ok, Err = CORE.Ok, CORE.Err
 
 Result: TypeAlias = Ok[T] | Err
 """``Ok[T]`` or ``Err``; ``match`` on it with ``case Ok(value):`` and ``case Err(error):``."""

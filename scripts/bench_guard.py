@@ -10,6 +10,11 @@ timed loops, minus the cost of an empty loop.
     python scripts/bench_guard.py                      # simulated runtime, already-current device
     python scripts/bench_guard.py --runtime cuda       # real runtime, plus torch / CuPy / cuda.core
     python scripts/bench_guard.py --path switch        # 0 -> 1 -> 0 (needs two devices)
+
+The runtime measured is the process's default while the cases run, so ``guard_lib.device(i)`` is timed as
+a backend writes it; the ``(runtime=)`` cases pass it explicitly. Where the runtime offers C entry points
+and Cython can build ``minimal_guard.pyx``, a minimal compiled guard is timed too: the ``with`` statement
+and two C calls, the least any compiled guard can cost.
 """
 
 from __future__ import annotations
@@ -25,13 +30,15 @@ from pathlib import Path
 from typing import Any
 
 import guard_lib
-from guard_lib.runtime import CudaRuntime, DeviceRuntime, SimulatedRuntime
+from guard_lib.runtime import CudaRuntime, DeviceRuntime, SimulatedRuntime, use_runtime
 
 Loop = Callable[[int], None]
 
 # Each implementation's cases carry its name: "guard_lib.device [compiled]", "... [python]".
 DEVICE, CREATE = "guard_lib.device", "DeviceGuard.create+with"
 COMPILED, PYTHON = " [compiled]", " [python]"
+EXPLICIT = " (runtime=)"
+MINIMAL = "(reference) minimal compiled guard"
 
 # (case, compared with, at most this many times its cost), per runtime and path.
 GOALS: dict[tuple[str, str], list[tuple[str, str, float]]] = {
@@ -90,7 +97,18 @@ def floor_loop(rt: DeviceRuntime, target: int) -> Loop:
     return run
 
 
-def device_loop(impl: Any, rt: DeviceRuntime, target: int) -> Loop:
+def device_loop(impl: Any, target: int) -> Loop:
+    borrow = impl.device
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            with borrow(target):
+                pass
+
+    return run
+
+
+def device_runtime_loop(impl: Any, rt: DeviceRuntime, target: int) -> Loop:
     borrow = impl.device
 
     def run(n: int) -> None:
@@ -101,12 +119,49 @@ def device_loop(impl: Any, rt: DeviceRuntime, target: int) -> Loop:
     return run
 
 
-def create_loop(impl: Any, rt: DeviceRuntime, target: int) -> Loop:
+def create_loop(impl: Any, target: int) -> Loop:
+    create = impl.DeviceGuard.create
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            with create(target).unwrap():
+                pass
+
+    return run
+
+
+def create_runtime_loop(impl: Any, rt: DeviceRuntime, target: int) -> Loop:
     create = impl.DeviceGuard.create
 
     def run(n: int) -> None:
         for _ in range(n):
             with create(target, runtime=rt).unwrap():
+                pass
+
+    return run
+
+
+def minimal_loop(rt: DeviceRuntime, target: int) -> Loop | None:
+    """The minimal compiled guard over ``rt``'s C entry points, or None where it cannot be had."""
+    offer = getattr(rt, "c_entry_points", None)
+    capsules = offer() if offer is not None else None
+    if capsules is None:
+        return None
+    try:
+        import pyximport  # type: ignore[import-untyped]
+
+        pyximport.install(language_level=3, inplace=False)
+        sys.path.insert(0, str(Path(__file__).parent))
+        import minimal_guard  # type: ignore[import-not-found]
+    except Exception as error:  # any failure to build only drops this reference case
+        print(f"bench_guard: the minimal compiled guard is not measured ({error})", file=sys.stderr)
+        return None
+    minimal_guard.bind(capsules)
+    guard = minimal_guard.MinimalGuard
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            with guard(target):
                 pass
 
     return run
@@ -276,23 +331,30 @@ def main(argv: list[str] | None = None) -> int:
     rt.set_device(0)
     loops: dict[str, Loop] = {"floor": floor_loop(rt, target)}
     for suffix, impl in implementations().items():
-        loops[DEVICE + suffix] = device_loop(impl, rt, target)
-        loops[CREATE + suffix] = create_loop(impl, rt, target)
+        loops[DEVICE + suffix] = device_loop(impl, target)
+        loops[DEVICE + suffix + EXPLICIT] = device_runtime_loop(impl, rt, target)
+        loops[CREATE + suffix] = create_loop(impl, target)
+        loops[CREATE + suffix + EXPLICIT] = create_runtime_loop(impl, rt, target)
     if args.runtime == "cuda":
         loops.update(foreign_loops(target))
-    # Not a guard: the cost of any pure-Python `with` block, the part no Python guard can shed.
+    # Not guards: the cost of any pure-Python `with` block, the part no Python guard can shed, and of
+    # the least a compiled guard can do.
     loops["(reference) empty Python with-block"] = nothing_loop(target)
-    if args.profile:
-        return profile(loops, args.profile, args.iterations)
-    ns = measure(loops, args.iterations, args.rounds)
+    minimal = minimal_loop(rt, target)
+    if minimal is not None:
+        loops[MINIMAL] = minimal
+    with use_runtime(rt):
+        if args.profile:
+            return profile(loops, args.profile, args.iterations)
+        ns = measure(loops, args.iterations, args.rounds)
     floor = ns["floor"] or 1e-9
 
     print(
         f"runtime={args.runtime} path={args.path} ({'0 -> 1 -> 0' if target else 'device 0 already current'})"
     )
-    print(f"{'case':34} {'ns/op':>9} {'x floor':>8}")
+    print(f"{'case':48} {'ns/op':>9} {'x floor':>8}")
     for name, value in ns.items():
-        print(f"{name:34} {value:9.1f} {value / floor:8.2f}")
+        print(f"{name:48} {value:9.1f} {value / floor:8.2f}")
 
     goals = []
     for case, other, limit in GOALS[(args.runtime, args.path)]:

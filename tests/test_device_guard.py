@@ -7,6 +7,7 @@ import gc
 import logging
 import pickle
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -412,6 +413,17 @@ def test_unchecked_err_warns(sim: SimulatedRuntime) -> None:
     with pytest.warns(UncheckedResultWarning, match="Err.*device -1"):
         DeviceGuard.create(-1, runtime=sim)
         gc.collect()
+
+
+def test_unchecked_ok_warns(sim: SimulatedRuntime) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DeviceGuard.create(1, runtime=sim)
+        gc.collect()
+    messages = {(w.category.__name__, str(w.message).split(" was ")[0]) for w in caught}
+    # The Ok nobody read warns, and so does the guard inside it, which nobody could close.
+    assert ("UncheckedResultWarning", "Ok(<DeviceGuard device 1 (restores 0), open>)") in messages
+    assert ("ResourceWarning", "DeviceGuard for CUDA device 1") in messages
 
 
 def test_checked_results_are_silent(sim: SimulatedRuntime, recwarn: pytest.WarningsRecorder) -> None:

@@ -473,12 +473,13 @@ def test_finalisers_tolerate_objects_whose_init_never_ran(recwarn: pytest.Warnin
     previous_hook = sys.unraisablehook
     sys.unraisablehook = unraisable.append
     try:
-        # The compiled guard is made by its own allocator, the Python one by object's.
+        # The compiled guard is made by its own allocator, the Python one by object's (its own __new__
+        # refuses). Ok and Err allocate with their own __new__ in both implementations.
         guard = DeviceGuard.__new__(DeviceGuard) if _COMPILED else object.__new__(DeviceGuard)
         del guard
-        ok = object.__new__(Ok)
+        ok = Ok.__new__(Ok)
         del ok
-        err = object.__new__(Err)
+        err = Err.__new__(Err)
         del err
     finally:
         sys.unraisablehook = previous_hook
