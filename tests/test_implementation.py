@@ -34,9 +34,19 @@ def test_the_implementation_is_the_one_asked_for() -> None:
         assert guard_lib.IMPLEMENTATION == "compiled"
     if guard_lib.IMPLEMENTATION == "python":
         assert (DeviceGuard, device) == (device_guard.DeviceGuard, device_guard.device)
+        assert guard_lib.implementation.CORE is None
+        assert guard_lib.Ok.__module__ == guard_lib.Err.__module__ == "guard_lib.result"
     else:
         assert DeviceGuard.__module__ == device.__module__ == "guard_lib._core"
         assert DeviceGuard is not device_guard.DeviceGuard
+        # One Ok and one Err in the process, whichever name they are imported by: `match` needs it.
+        core = guard_lib.implementation.CORE
+        assert core is not None
+        assert guard_lib.Ok is guard_lib.result.Ok is device_guard.Ok is core.Ok
+        assert guard_lib.Err is guard_lib.result.Err is device_guard.Err is core.Err
+    outcome = DeviceGuard.create(-1, runtime=SimulatedRuntime())
+    assert type(outcome) is guard_lib.Err
+    assert outcome.is_err()
 
 
 def _fresh(env_value: str | None, *, hide_core: bool = False) -> subprocess.CompletedProcess[str]:
