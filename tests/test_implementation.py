@@ -6,12 +6,14 @@ itself, and that the compiled core calls a runtime through its C entry points wh
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 import textwrap
 import types
+from pathlib import Path
 
 import pytest
 from support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime, refusal
@@ -327,3 +329,52 @@ def test_a_taker_restores_the_device_the_caller_was_on(sim: SimulatedRuntime) ->
     with guard.take() as taker:
         assert (taker.original_device, sim.current_device) == (2, 1)
     assert sim.current_device == 2
+
+
+def _executed_afresh(name: str) -> types.ModuleType:
+    """guard_lib's module ``name`` executed again, apart from the one imported, against what
+    ``guard_lib.implementation`` and ``sys.modules`` hold now: the choice's branches for the other
+    implementation run under either."""
+    path = Path(guard_lib.__file__).parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"guard_lib.{name}", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _stand_in_core() -> types.ModuleType:
+    core = types.ModuleType("guard_lib._core")
+    core.DeviceGuard, core.device = type("DeviceGuard", (), {}), type("device", (), {})  # type: ignore[attr-defined]
+    core.Ok = type("Ok", (), {"__class_getitem__": classmethod(types.GenericAlias)})  # type: ignore[attr-defined]
+    core.Err = type("Err", (), {})  # type: ignore[attr-defined]
+    return core
+
+
+def test_a_chosen_core_serves_the_guards(monkeypatch: pytest.MonkeyPatch) -> None:
+    core = _stand_in_core()
+    monkeypatch.delattr(guard_lib, "_core", raising=False)
+    monkeypatch.setitem(sys.modules, "guard_lib._core", core)
+    monkeypatch.setenv(IMPL_ENV, "compiled")
+    chosen = _executed_afresh("implementation")
+    assert (chosen.CORE, chosen.DeviceGuard, chosen.device) == (core, core.DeviceGuard, core.device)
+    monkeypatch.setenv(IMPL_ENV, "python")
+    chosen = _executed_afresh("implementation")
+    assert (chosen.CORE, chosen.DeviceGuard, chosen.device) == (
+        None,
+        device_guard.DeviceGuard,
+        device_guard.device,
+    )
+
+
+def test_a_chosen_core_serves_ok_and_err(monkeypatch: pytest.MonkeyPatch) -> None:
+    core = _stand_in_core()
+    monkeypatch.setattr(guard_lib.implementation, "CORE", core)
+    served = _executed_afresh("result")
+    assert (served.Ok, served.Err) == (core.Ok, core.Err)  # type: ignore[attr-defined]
+    monkeypatch.setattr(guard_lib.implementation, "CORE", None)
+    served = _executed_afresh("result")
+    assert served.Ok.__module__ == served.Err.__module__ == "guard_lib.result"
+    assert served.Ok.__qualname__ == "Ok"
+    assert served.Err.__qualname__ == "Err"

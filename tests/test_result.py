@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import warnings
 
 import pytest
 
@@ -51,6 +52,25 @@ def test_any_check_silences_the_warning(
     del result
     gc.collect()
     assert recwarn.list == []
+
+
+@pytest.mark.parametrize("make", [lambda: Ok(1), _err], ids=["ok", "err"])
+def test_checked_reads_and_writes_the_look_owed(make: object) -> None:
+    # `_checked` is the field DeviceGuard.create sets; both implementations answer it the same.
+    result = make()  # type: ignore[operator]
+    assert result._checked is False
+    result._checked = True
+    assert result._checked is True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        del result
+        gc.collect()
+    result = make()  # type: ignore[operator]
+    result._checked = True
+    result._checked = False
+    with pytest.warns(UncheckedResultWarning, match="dropped without being checked"):
+        del result
+        gc.collect()
 
 
 def test_unwrap_counts_as_checking(recwarn: pytest.WarningsRecorder) -> None:
