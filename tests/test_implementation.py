@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 import types
-from pathlib import Path
 
 import pytest
 from support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime, refusal
@@ -334,9 +333,9 @@ def test_a_taker_restores_the_device_the_caller_was_on(sim: SimulatedRuntime) ->
 def _executed_afresh(name: str) -> types.ModuleType:
     """guard_lib's module ``name`` executed again, apart from the one imported, against what
     ``guard_lib.implementation`` and ``sys.modules`` hold now: the choice's branches for the other
-    implementation run under either."""
-    path = Path(guard_lib.__file__).parent / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"guard_lib.{name}", path)
+    implementation run under either. The code is the one the import system served, by its own spec
+    (a mutation engine's, where one serves the module)."""
+    spec = importlib.util.find_spec(f"guard_lib.{name}")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
