@@ -8,9 +8,10 @@ by accident.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Generic, NoReturn, TypeAlias, TypeVar
+from typing import Generic, NoReturn, TypeAlias, TypeVar
 
 from .errors import GuardError, UncheckedResultWarning
+from .implementation import CORE as _CORE
 
 __all__ = ["Err", "Ok", "Result"]
 
@@ -102,13 +103,10 @@ class Err(_Outcome):
         return f"Err({self._error!r})"
 
 
-if not TYPE_CHECKING:
-    from .implementation import CORE
-
-    # Where the compiled core serves DeviceGuard it serves Ok and Err too, so that `match` and isinstance
-    # see the one type that create returns. These classes stay the reference, and the Python fallback.
-    if CORE is not None:
-        Ok, Err = CORE.Ok, CORE.Err
+# Where the compiled core serves DeviceGuard it serves Ok and Err too, so that `match` and isinstance see
+# the one type that create returns. The classes above stay the reference, and the Python fallback.
+if _CORE is not None:
+    Ok, Err = _CORE.Ok, _CORE.Err  # type: ignore[misc]
 
 Result: TypeAlias = Ok[T] | Err
 """``Ok[T]`` or ``Err``; ``match`` on it with ``case Ok(value):`` and ``case Err(error):``."""
