@@ -20,7 +20,6 @@ from cpython.pythread cimport PyThread_get_thread_ident
 from libc.string cimport strcmp
 
 import functools
-import inspect
 import warnings
 from types import GenericAlias
 
@@ -485,18 +484,7 @@ cdef class device(_Borrow):
         return self._enter()
 
     def __call__(self, function):
-        if not callable(function):
-            raise TypeError(f"guard_lib.device({self._index!r}) decorates a function, not {function!r}")
-        if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
-            raise TypeError(
-                f"guard_lib.device cannot decorate {function.__qualname__}, a coroutine function: the "
-                "borrow would be held across await; borrow inside it, between awaits"
-            )
-        if inspect.isgeneratorfunction(function):
-            raise TypeError(
-                f"guard_lib.device cannot decorate {function.__qualname__}, a generator function: its "
-                "body runs after the call returns, outside the borrow"
-            )
+        _ref()._refuse_undecoratable(self._index, function)
         return functools.wraps(function)(_on_device(self._index, self._requested_runtime, function))
 
 

@@ -306,6 +306,24 @@ class DeviceGuard(_Borrow):
             )
 
 
+def _refuse_undecoratable(index: object, function: Callable[..., object]) -> None:
+    """Raise the TypeError for what ``@guard_lib.device(index)`` cannot decorate (both implementations)."""
+    if not callable(function):
+        raise TypeError(f"guard_lib.device({index!r}) decorates a function, not {function!r}")
+    if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
+        # The device is per thread and every task on it shares it: a borrow held across an await
+        # moves the device under every other task that runs meanwhile.
+        raise TypeError(
+            f"guard_lib.device cannot decorate {function.__qualname__}, a coroutine function: the "
+            "borrow would be held across await; borrow inside it, between awaits"
+        )
+    if inspect.isgeneratorfunction(function):
+        raise TypeError(
+            f"guard_lib.device cannot decorate {function.__qualname__}, a generator function: its "
+            "body runs after the call returns, outside the borrow"
+        )
+
+
 class device(_Borrow):
     """``with guard_lib.device(i) as borrow:`` selects device ``i`` and restores the caller's on exit.
 
@@ -327,20 +345,7 @@ class device(_Borrow):
     __enter__ = _Borrow._enter
 
     def __call__(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
-        if not callable(function):
-            raise TypeError(f"guard_lib.device({self._index!r}) decorates a function, not {function!r}")
-        if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
-            # The device is per thread and every task on it shares it: a borrow held across an await
-            # moves the device under every other task that runs meanwhile.
-            raise TypeError(
-                f"guard_lib.device cannot decorate {function.__qualname__}, a coroutine function: the "
-                "borrow would be held across await; borrow inside it, between awaits"
-            )
-        if inspect.isgeneratorfunction(function):
-            raise TypeError(
-                f"guard_lib.device cannot decorate {function.__qualname__}, a generator function: its "
-                "body runs after the call returns, outside the borrow"
-            )
+        _refuse_undecoratable(self._index, function)
         # as given: each call's borrow refuses a bad index the way a ``with`` block would
         index: Any = self._index
         runtime = self._requested_runtime
