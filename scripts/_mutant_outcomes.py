@@ -30,6 +30,12 @@ import pytest
 OUTCOMES_ENV = "CRITICAL_MUTANTS_OUTCOMES"
 PACKAGE_ENV = "CRITICAL_MUTANTS_PACKAGE"
 PARENT_ENV = "CRITICAL_MUTANTS_PARENT_PID"
+# A JSON list of killed_by entries: once every one has a failed test, the verdict is decided and the
+# session stops, as -x would (exit status 1), instead of running the rest of a parametrized test.
+DECIDED_ENV = "CRITICAL_MUTANTS_DECIDED_BY"
+# A JSON list of killed_by entries: only their tests run, and every collected node id is recorded, so a
+# baseline can run what verdicts rest on and still tell a killed_by entry that names no test.
+SELECT_ENV = "CRITICAL_MUTANTS_SELECT"
 _ORPHAN_EXIT = 70
 
 
@@ -100,8 +106,46 @@ def _module_location(module: ModuleType) -> list[str]:
     return [str(entry) for entry in getattr(module, "__path__", [])]
 
 
+def entry_matches(entry: str, nodeid: str) -> bool:
+    """outcomes.entry_matches, restated: this module runs on its own inside a project copy."""
+    return nodeid == entry or nodeid.startswith(entry + "[")
+
+
+class _Decider:
+    """Stops the session once every killed_by entry has failed: a kill needs no more evidence."""
+
+    def __init__(self, session: pytest.Session, entries: list[str]) -> None:
+        self.session = session
+        self.pending = set(entries)
+
+    def failed(self, nodeid: str) -> None:
+        self.pending -= {e for e in self.pending if entry_matches(e, nodeid)}
+        if not self.pending:
+            self.session.shouldfail = "every killed_by test has failed"
+
+
+_decider: _Decider | None = None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     start_watchdog()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _decider
+    entries = json.loads(os.environ.get(DECIDED_ENV) or "[]")
+    _decider = _Decider(session, [str(e) for e in entries]) if entries else None
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected theirs
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = json.loads(os.environ.get(SELECT_ENV) or "null")
+    if wanted is None:
+        return
+    _emit({"event": "collected", "nodeids": [item.nodeid for item in items]})
+    keep = [item for item in items if any(entry_matches(e, item.nodeid) for e in wanted)]
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = keep
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
@@ -119,6 +163,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             "message": _message(report.longrepr) if report.outcome != "passed" else "",
         }
     )
+    if report.failed and _decider is not None:
+        _decider.failed(report.nodeid)
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 OUTCOMES_ENV = "CRITICAL_MUTANTS_OUTCOMES"
+DECIDED_ENV = "CRITICAL_MUTANTS_DECIDED_BY"
 
 
 def _code_for(code: types.CodeType, qualname: str) -> list[types.CodeType]:
@@ -100,6 +101,7 @@ def _child(job: dict[str, Any], swap: Callable[[], None]) -> None:
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = sys.stdout
     os.environ[OUTCOMES_ENV] = job["outcomes"]
+    os.environ[DECIDED_ENV] = json.dumps(job.get("decided_by", []))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     session = _SessionStatus()

@@ -13,11 +13,16 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import Phase, settings
 from support import EntryPointRuntime
 
 from guard_lib.runtime import CudaRuntime, DeviceRuntime, SimulatedRuntime
 
 pytest_plugins = ["pytester"]
+
+# Chosen by the mutation engines (--hypothesis-profile=mutation): a mutant needs a failing example, not the
+# smallest one, and shrinking a mutant's failure can cost many times the test itself.
+settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
 
 TEST_RUNTIME_ENV = "GUARD_LIB_TEST_RUNTIME"
 SIMULATED_DEVICES = 8

@@ -53,9 +53,11 @@ def test_selection_is_per_thread() -> None:
     with CallerStreamGuard(mine):
         barrier.wait()
         barrier.wait()
-        assert get_caller_stream() is mine
+        looked = get_caller_stream()
         barrier.wait()
     worker.join()
+    # Judged once both threads are through: a failed look must not leave the other waiting on the barrier.
+    assert looked is mine
     assert seen == [None]
 
 

@@ -71,11 +71,16 @@ def test_threads_calling_one_decorated_function_each_keep_their_device() -> None
         ready.wait(timeout=10)  # all three inside at once
         return sim.current_device
 
-    results: dict[int, tuple[int, int]] = {}
+    results: dict[int, object] = {}
 
     def run(start: int) -> None:
         sim.set_device(start)
-        results[start] = (work(), sim.current_device)
+        try:
+            results[start] = (work(), sim.current_device)
+        except BaseException as error:
+            # A thread that cannot get in must not leave the others waiting out the barrier.
+            ready.abort()
+            results[start] = error
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(3)]
     for t in threads:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import sys
 import threading
@@ -12,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from .compiled import BUILD_ENV, IMPL_ENV, build_command, build_outputs, implementation, is_compiled
 from .model import (
+    DECIDED_ENV,
     INVALID,
     KILLED,
     NOT_EXERCISED,
@@ -20,6 +22,7 @@ from .model import (
     PARENT_ENV,
     PLUGIN_MODULE,
     RUNTIME_ENV,
+    SELECT_ENV,
     SURVIVED,
     TIMEOUT,
     WRONG_REASON,
@@ -70,8 +73,18 @@ def tail(output: str, lines: int = 1) -> str:
 class Context:
     """Everything a mutant evaluation needs: config, temp area, runner and child environment."""
 
-    def __init__(self, config: Config, tmp: Path, runner: Runner, runtime: str, engine: str = "cold") -> None:
+    def __init__(
+        self,
+        config: Config,
+        tmp: Path,
+        runner: Runner,
+        runtime: str,
+        engine: str,
+        *,
+        require_suite_green: Callable[[Context], None],
+    ) -> None:
         self.config = config
+        self._require_suite_green = require_suite_green
         self.tmp = tmp
         self.runner = runner
         self.runtime = runtime
@@ -85,11 +98,22 @@ class Context:
         self._servers_lock = threading.Lock()
         self.warm_runs = 0
 
+    def require_suite_green(self) -> None:
+        """A verdict other than a kill rests on the rest of the suite: it must be green unmutated."""
+        self._require_suite_green(self)
+
     @property
     def timeout(self) -> float:
         return self.config.harness.timeout_s
 
-    def env(self, project: Path, outcomes: Path | None, impl: str = "python") -> dict[str, str]:
+    def env(
+        self,
+        project: Path,
+        outcomes: Path | None,
+        impl: str = "python",
+        decided_by: Sequence[str] = (),
+        select: Sequence[str] | None = None,
+    ) -> dict[str, str]:
         env = dict(os.environ)
         env[IMPL_ENV] = impl
         inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -103,24 +127,44 @@ class Context:
             env[OUTCOMES_ENV] = str(outcomes)
         else:
             env.pop(OUTCOMES_ENV, None)
+        env[DECIDED_ENV] = json.dumps(list(decided_by))
+        env[SELECT_ENV] = json.dumps(None if select is None else list(select))
         return env
 
     def pytest(
-        self, project: Path, targets: Sequence[str], *, exitfirst: bool, impl: str = "python"
+        self,
+        project: Path,
+        targets: Sequence[str],
+        *,
+        exitfirst: bool,
+        impl: str = "python",
+        decided_by: Sequence[str] = (),
+        select: Sequence[str] | None = None,
     ) -> TestRun:
+        """A fresh pytest on ``targets``; it stops once every entry of ``decided_by`` has failed, and
+        runs only the tests of ``select`` (when given) among those it collects."""
         outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", PLUGIN_MODULE]
         cmd += [f"--rootdir={project}", *self.config.harness.pytest_args, *(["-x"] if exitfirst else [])]
         cmd += targets
-        code, output = self.runner.run(cmd, project, self.env(project, outcomes, impl), self.timeout)
+        env = self.env(project, outcomes, impl, decided_by, select)
+        code, output = self.runner.run(cmd, project, env, self.timeout)
         return parse_outcomes(outcomes, code, output)
 
     def pytest_warm(
-        self, server: WarmServer, project: Path, mutant: Mutant, targets: Sequence[str], *, exitfirst: bool
+        self,
+        server: WarmServer,
+        project: Path,
+        mutant: Mutant,
+        targets: Sequence[str],
+        *,
+        exitfirst: bool,
+        decided_by: Sequence[str] = (),
     ) -> TestRun:
         outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
         args = collect_args(project, PLUGIN_MODULE, self.config.harness.pytest_args, tuple(targets))
-        code, output = server.pytest(mutant, [*args, *(["-x"] if exitfirst else [])], outcomes, self.timeout)
+        args += ["-x"] if exitfirst else []
+        code, output = server.pytest(mutant, args, outcomes, self.timeout, decided_by)
         self.warm_runs += 1
         return parse_outcomes(outcomes, code, output)
 
@@ -179,8 +223,8 @@ def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool, server: Warm
                 project,
                 mutant,
                 full,
-                lambda targets, exitfirst: ctx.pytest_warm(
-                    server, project, mutant, targets, exitfirst=exitfirst
+                lambda targets, exitfirst, decided_by: ctx.pytest_warm(
+                    server, project, mutant, targets, exitfirst=exitfirst, decided_by=decided_by
                 ),
             )
             warm.engine = "warm"
@@ -205,17 +249,28 @@ def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool, server: Warm
         project,
         mutant,
         full,
-        lambda targets, exitfirst: ctx.pytest(
-            project, targets, exitfirst=exitfirst, impl=implementation(mutant.spec.file)
+        lambda targets, exitfirst, decided_by: ctx.pytest(
+            project,
+            targets,
+            exitfirst=exitfirst,
+            impl=implementation(mutant.spec.file),
+            decided_by=decided_by,
         ),
     )
 
 
 def _run_tests(
-    ctx: Context, project: Path, mutant: Mutant, full: bool, pytest: Callable[[Sequence[str], bool], TestRun]
+    ctx: Context,
+    project: Path,
+    mutant: Mutant,
+    full: bool,
+    pytest: Callable[[Sequence[str], bool, Sequence[str]], TestRun],
 ) -> Result:
-    targets = ctx.config.harness.tests if full else mutant.spec.killed_by
-    run = pytest(targets, False)
+    if full:
+        run = pytest(ctx.config.harness.tests, False, ())
+    else:
+        # Once each killed_by entry has a failed test the mutant is killed: the rest need not run.
+        run = pytest(mutant.spec.killed_by, False, mutant.spec.killed_by)
     broken = _broken_run(mutant, run, "the killed_by tests" if not full else "the full suite")
     if broken is not None:
         return broken
@@ -223,7 +278,8 @@ def _run_tests(
     if full or result.verdict != SURVIVED:
         return result
     # killed_by tests passed: does anything else fail?  That tells `survived` from a wrong-reason kill.
-    confirm = pytest(ctx.config.harness.tests, True)
+    ctx.require_suite_green()
+    confirm = pytest(ctx.config.harness.tests, True, ())
     broken = _broken_run(mutant, confirm, "the full suite (killed_by tests passed)")
     if broken is not None:
         return broken

@@ -12,6 +12,8 @@ PLUGIN_SOURCE = Path(__file__).resolve().parents[1] / f"{PLUGIN_MODULE}.py"  # c
 OUTCOMES_ENV = "CRITICAL_MUTANTS_OUTCOMES"
 PACKAGE_ENV = "CRITICAL_MUTANTS_PACKAGE"
 PARENT_ENV = "CRITICAL_MUTANTS_PARENT_PID"
+DECIDED_ENV = "CRITICAL_MUTANTS_DECIDED_BY"  # the killed_by entries whose failures decide a kill
+SELECT_ENV = "CRITICAL_MUTANTS_SELECT"  # run only these entries' tests; record every collected node id
 RUNTIME_ENV = "GUARD_LIB_TEST_RUNTIME"
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "mutation_config.toml"
 
@@ -97,6 +99,7 @@ class TestRun:
     collect_errors: list[str] = field(default_factory=list)
     package_files: list[str] | None = None
     package_error: str | None = None
+    collected: list[str] | None = None  # every node id collected, where the run selected some of them
 
     @property
     def timed_out(self) -> bool:

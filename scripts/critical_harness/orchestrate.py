@@ -9,7 +9,9 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
@@ -54,19 +56,39 @@ def _describe_red(run: TestRun) -> str:
     return "\n".join(lines)
 
 
-def run_baseline(ctx: Context, project: Path) -> TestRun:
-    ctx.say(f"[baseline] running the unmutated suite: {' '.join(ctx.config.harness.tests)}")
+def run_baseline(ctx: Context, project: Path, select: Sequence[str] | None) -> TestRun:
+    """The unmutated tests, all of them or only those of ``select``; every test is collected either way."""
+    what, be = ("the unmutated suite", "is") if select is None else ("the unmutated killed_by tests", "are")
+    ctx.say(f"[baseline] running {what} of {' '.join(ctx.config.harness.tests)}")
     started = time.monotonic()
-    run = ctx.pytest(project, ctx.config.harness.tests, exitfirst=False)
+    run = ctx.pytest(project, ctx.config.harness.tests, exitfirst=False, select=select)
     if run.timed_out:
-        raise SetupError(
-            f"the unmutated suite did not finish within timeout_s={ctx.timeout:g}; raise timeout_s"
-        )
-    if run.returncode != 0:
-        raise SetupError(f"the unmutated suite is not green; refusing to run mutants:\n{_describe_red(run)}")
+        raise SetupError(f"{what} did not finish within timeout_s={ctx.timeout:g}; raise timeout_s")
+    if run.returncode not in (0, 5) or (run.returncode == 5 and select is None):
+        raise SetupError(f"{what} {be} not green; refusing to run mutants:\n{_describe_red(run)}")
     _check_package_location(run, project, ctx.config.harness.package)
     ctx.say(f"[baseline] {len(run.outcomes)} tests green in {time.monotonic() - started:.1f}s")
     return run
+
+
+class SuiteCheck:
+    """The whole unmutated suite, run once in a copy of its own on first need, then its answer kept."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._answer: SetupError | bool | None = False  # False: not run yet
+
+    def __call__(self, ctx: Context) -> None:
+        with self._lock:
+            if self._answer is False:
+                ctx.say("[baseline] a verdict rests on the rest of the suite")
+                try:
+                    run_baseline(ctx, make_copy(ctx.snapshot, ctx.tmp / "suite" / "project"), None)
+                    self._answer = None
+                except SetupError as error:
+                    self._answer = error
+            if isinstance(self._answer, SetupError):
+                raise SetupError(str(self._answer))
 
 
 def run_compiled_baseline(ctx: Context, project: Path, mutants: list[Mutant]) -> None:
@@ -90,11 +112,12 @@ def run_compiled_baseline(ctx: Context, project: Path, mutants: list[Mutant]) ->
 
 
 def check_killed_by_exist(config: Config, baseline: TestRun) -> None:
+    collected = dict.fromkeys(baseline.outcomes if baseline.collected is None else baseline.collected, "")
     problems = [
         f"  mutant {m.spec.id!r}: killed_by {entry!r}"
         for m in config.mutants
         for entry in m.spec.killed_by
-        if entry_status(entry, baseline.outcomes) == "absent"
+        if entry_status(entry, collected) == "absent"
     ]
     if problems:
         raise ConfigError(
@@ -161,7 +184,7 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
     runner = Runner()
     try:
         (tmp / OWNER_FILE).write_text(identity(os.getpid()) or str(os.getpid()), encoding="utf-8")
-        ctx = Context(config, tmp, runner, args.runtime, args.engine)
+        ctx = Context(config, tmp, runner, args.runtime, args.engine, require_suite_green=SuiteCheck())
         ctx.plugin_dir.mkdir()
         (tmp / "outcomes").mkdir()
         shutil.copy2(PLUGIN_SOURCE, ctx.plugin_dir / PLUGIN_SOURCE.name)
@@ -170,7 +193,10 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
         # working tree during a run changes no verdict.
         make_copy(config.root, ctx.snapshot)
         first = make_copy(ctx.snapshot, tmp / "slot0" / "project")
-        check_killed_by_exist(config, run_baseline(ctx, first))
+        # Without --full a kill rests on the killed_by tests alone: the rest of the suite runs on the first
+        # verdict that needs it (SuiteCheck).
+        wanted = None if args.full else sorted({e for m in selected for e in m.spec.killed_by})
+        check_killed_by_exist(config, run_baseline(ctx, first, wanted))
         run_compiled_baseline(ctx, first, selected)
         canary = config.canary()
         others = [m for m in selected if m.spec.id != canary.spec.id]

@@ -33,6 +33,9 @@ def _apply_record(run: TestRun, record: dict[str, object], started: list[str]) -
         _record_report(run, record)
     elif event == "collect_error":
         run.collect_errors.append(f"{record['nodeid'] or '<session>'}: {record['message']}")
+    elif event == "collected":
+        nodeids = record.get("nodeids")
+        run.collected = [str(n) for n in nodeids] if isinstance(nodeids, list) else []
     elif event == "package":
         files = record.get("files")
         run.package_files = [str(f) for f in files] if isinstance(files, list) else []

@@ -16,6 +16,7 @@ import select
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -107,7 +108,7 @@ class WarmServer:
             raise GoCold(f"the warm server could not collect the tests (pytest status {reply.get('status')})")
 
     def pytest(
-        self, mutant: Mutant, args: list[str], outcomes: Path, timeout: float
+        self, mutant: Mutant, args: list[str], outcomes: Path, timeout: float, decided_by: Sequence[str] = ()
     ) -> tuple[int | None, str]:
         """(exit status or None past the timeout, output) of pytest on ``args`` with the mutant swapped in."""
         self._jobs += 1
@@ -118,6 +119,7 @@ class WarmServer:
             "source": mutant.mutated,
             "args": args,
             "outcomes": str(outcomes),
+            "decided_by": list(decided_by),
             "output": str(output),
             "timeout": timeout,
         }

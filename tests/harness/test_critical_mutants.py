@@ -196,7 +196,8 @@ def test_all_killed_exits_0_and_writes_reports(cli: Cli, tmp_path: Path) -> None
     assert add["failed_tests"] == [T + "test_add"]
     assert add["first_failure"] == "AssertionError: add(2, 3) must be 5"
     assert add["first_failure_test"] == T + "test_add"
-    assert by_id(report)["bump-forgets-count"]["failed_tests"] == [T + "test_bump[1]", T + "test_bump[2]"]
+    # Its one killed_by entry failed on the first case: the kill is decided, the second case never runs.
+    assert by_id(report)["bump-forgets-count"]["failed_tests"] == [T + "test_bump[1]"]
     assert "AssertionError: add(2, 3) must be 5" in done.stdout
     suite = ET.parse(junit_path).getroot().find("testsuite")
     assert suite is not None
@@ -403,16 +404,49 @@ def test_only_runs_the_selected_mutants_after_the_canary(cli: Cli, project: Path
 # --------------------------------------------------------------------------- refusing to run
 
 
-def test_red_unmutated_suite_is_refused_naming_the_test(cli: Cli, project: Path) -> None:
+def _add_red_test(project: Path) -> None:
     checks = project / "tests" / "check_core.py"
     checks.write_text(
         checks.read_text() + "\n\ndef test_deliberately_red() -> None:\n    assert False, 'red'\n"
     )
+
+
+def test_red_killed_by_test_is_refused_naming_the_test(cli: Cli, project: Path) -> None:
+    checks = project / "tests" / "check_core.py"
+    checks.write_text(checks.read_text().replace("add(2, 3) == 5,", "add(2, 3) == 6,"))
     done = cli.run()
     assert done.returncode == 2
-    assert "not green" in done.stderr
+    assert "the unmutated killed_by tests are not green" in done.stderr
+    assert "tests/check_core.py::test_add" in done.stderr
+    assert "[start]" not in done.stderr
+
+
+def test_red_suite_is_refused_up_front_under_full(cli: Cli, project: Path) -> None:
+    _add_red_test(project)
+    done = cli.run("--full")
+    assert done.returncode == 2
+    assert "the unmutated suite is not green" in done.stderr
     assert "tests/check_core.py::test_deliberately_red" in done.stderr
     assert "[start]" not in done.stderr
+
+
+def test_red_test_outside_killed_by_is_refused_once_a_verdict_rests_on_it(cli: Cli, project: Path) -> None:
+    _add_red_test(project)
+    write_config(project, [ADD_MINUS, SURVIVOR])
+    done = cli.run()
+    assert done.returncode == 2
+    assert "[baseline] a verdict rests on the rest of the suite" in done.stderr
+    assert "the unmutated suite is not green" in done.stderr
+    assert "tests/check_core.py::test_deliberately_red" in done.stderr
+
+
+def test_red_test_outside_killed_by_holds_up_no_kill(cli: Cli, project: Path) -> None:
+    # A kill rests on its killed_by tests alone, green unmutated: the rest of the suite never runs.
+    _add_red_test(project)
+    done = cli.run()
+    assert done.returncode == 0, done.stderr
+    assert "[baseline] running the unmutated killed_by tests of tests" in done.stderr
+    assert "test_deliberately_red" not in done.stderr + done.stdout
 
 
 def test_surviving_canary_voids_the_run(cli: Cli, project: Path) -> None:
