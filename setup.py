@@ -57,7 +57,9 @@ def _extensions() -> list[Any]:
             raise
         _warn_once(f"Cython is not installed: {error}")
         return []
-    core = Extension(CORE, ["guard_lib/_core.pyx"], extra_compile_args=["-O2"])
+    # CFLAGS that set an optimisation level win: the critical harness builds mutants with -O0, for speed.
+    optimise = [] if "-O" in os.environ.get("CFLAGS", "") else ["-O2"]
+    core = Extension(CORE, ["guard_lib/_core.pyx"], extra_compile_args=optimise)
     try:
         return list(cythonize([core], language_level=3, quiet=True))
     except Exception as error:

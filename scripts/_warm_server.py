@@ -8,9 +8,14 @@ the mutant, nothing is re-imported) and runs pytest on the selected tests. The s
 JSON line: the child's exit status, null when it ran past the time limit (its process group is then
 killed), or ``{"cold": reason}`` when the function cannot be swapped in place.
 
-The server makes no CUDA call: it serves the simulated runtime only, as CUDA is not fork-safe once
-initialised. The child's parent-death signal ends it with the server, and the server's with the
-harness.
+Run as ``python -m _warm_server --build PYX...`` it is the copy's builder instead: it imports setuptools
+and Cython and translates each named source once, so that Cython's caches are warm, then reads one job
+per line (the environment, where the output goes, the time limit) and forks a child that runs the
+copy's own ``setup.py build_ext --inplace --force``; it answers as above.
+
+The server makes no CUDA call: the test server serves the simulated runtime only, as CUDA is not
+fork-safe once initialised. The child's parent-death signal ends it with the server, and the server's
+with the harness.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import importlib
 import io
 import json
 import os
+import runpy
 import signal
 import sys
 import time
@@ -92,18 +98,23 @@ class _SessionStatus:
         self.status = int(exitstatus)
 
 
-def _child(job: dict[str, Any], swap: Callable[[], None]) -> None:
+def _detach(output: str) -> None:
+    """A forked child's own process group, death with the server, output to a file, no stdin."""
     os.setpgid(0, 0)
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # die with the server
-    out = os.open(job["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    out = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(out, 1)
     os.dup2(out, 2)
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = sys.stdout
-    os.environ[OUTCOMES_ENV] = job["outcomes"]
-    os.environ[DECIDED_ENV] = json.dumps(job.get("decided_by", []))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
+
+
+def _child(job: dict[str, Any], swap: Callable[[], None]) -> None:
+    _detach(job["output"])
+    os.environ[OUTCOMES_ENV] = job["outcomes"]
+    os.environ[DECIDED_ENV] = json.dumps(job.get("decided_by", []))
     session = _SessionStatus()
     code = 1
     try:
@@ -164,5 +175,55 @@ def serve(collect_args: list[str]) -> int:
     return 0
 
 
+BUILD_ARGS = ["setup.py", "-q", "build_ext", "--inplace", "--force"]
+
+
+def _build_child(job: dict[str, Any]) -> None:
+    _detach(job["output"])
+    os.environ.clear()
+    os.environ.update(job["env"])
+    code = 1
+    try:
+        sys.argv = list(BUILD_ARGS)
+        runpy.run_path("setup.py", run_name="__main__")
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(code)
+
+
+def serve_builds(sources: list[str]) -> int:
+    import tempfile
+
+    from Cython.Build import cythonize
+
+    importlib.import_module("setuptools")  # imported once here, for every child's setup.py
+    with tempfile.TemporaryDirectory() as scratch, contextlib.redirect_stdout(io.StringIO()):
+        for source in sources:
+            # Translated once here (the build's own C file is left alone): every child inherits the caches.
+            copy = os.path.join(scratch, os.path.basename(source))
+            with open(source, "rb") as original, open(copy, "wb") as duplicate:
+                duplicate.write(original.read())
+            cythonize([copy], language_level=3, quiet=True, force=True)  # type: ignore[no-untyped-call]
+    reply = sys.stdout
+    print(json.dumps({"ready": True}), file=reply, flush=True)
+    for line in sys.stdin:
+        job = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _build_child(job)
+        print(json.dumps({"returncode": _wait(pid, float(job["timeout"]))}), file=reply, flush=True)
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--build"]:
+        raise SystemExit(serve_builds(sys.argv[2:]))
     raise SystemExit(serve(sys.argv[1:]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -11,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
-from .compiled import BUILD_ENV, IMPL_ENV, build_command, build_outputs, implementation, is_compiled
+from .compiled import IMPL_ENV, build_command, build_env, build_outputs, implementation, is_compiled
 from .model import (
     DECIDED_ENV,
     INVALID,
@@ -95,6 +96,7 @@ class Context:
         self._ids = itertools.count()
         self.print_lock = threading.Lock()
         self._servers: dict[Path, WarmServer | None] = {}
+        self._builders: dict[Path, WarmServer | None] = {}
         self._servers_lock = threading.Lock()
         self.warm_runs = 0
 
@@ -192,9 +194,32 @@ class Context:
         cmd = [sys.executable, "-m", PLUGIN_MODULE, *_module_names(self.config.harness.package, file)]
         return self.runner.run(cmd, project, self.env(project, None, implementation(file)), self.timeout)
 
+    def builder(self, project: Path) -> WarmServer | None:
+        """The copy's warm builder, started on first use (before a mutant lands: it reads the sources)."""
+        if self.engine != "warm":
+            return None
+        with self._servers_lock:
+            if project not in self._builders:
+                where = self.tmp / f"build-{len(self._builders)}"
+                where.mkdir()
+                sources = sorted({m.spec.file for m in self.config.mutants if is_compiled(m.spec.file)})
+                env = build_env(self.env(project, None, "compiled"))
+                try:
+                    builder = WarmServer(self.runner, project, env, ["--build", *sources], where)
+                    builder.start(self.timeout * 4)
+                except GoCold as exc:
+                    self.say(f"[warm] no warm builder in {project}: {exc}; builds there run cold")
+                    builder = None
+                self._builders[project] = builder
+            return self._builders[project]
+
     def build(self, project: Path) -> tuple[int | None, str]:
         """Rebuild the copy's compiled sources in place; a failure is the mutant's, not the run's."""
-        env = {**self.env(project, None, "compiled"), BUILD_ENV: "compiled"}
+        env = build_env(self.env(project, None, "compiled"))
+        builder = self.builder(project)
+        if builder is not None:
+            with contextlib.suppress(GoCold):
+                return builder.build(env, self.timeout * 4)
         return self.runner.run(build_command(), project, env, self.timeout * 4)
 
     def say(self, message: str) -> None:
@@ -299,6 +324,8 @@ def evaluate(ctx: Context, project: Path, mutant: Mutant, full: bool) -> Result:
     else:
         # The copy's warm server imports the package as it is on disk: start it before the edit lands.
         server = ctx.warm_server(project, mutant)
+        if is_compiled(mutant.spec.file):
+            ctx.builder(project)
         target = project / mutant.spec.file
         # A rebuild rewrites the build outputs: they are put back with the source.
         kept = {path: path.read_bytes() for path in build_outputs(project, mutant.spec.file) if path.exists()}

@@ -70,11 +70,15 @@ def module_name(file: str) -> str:
 
 
 class WarmServer:
-    """One server in one project copy; one job at a time (each copy serves one worker)."""
+    """One server in one project copy; one job at a time (each copy serves one worker).
 
-    def __init__(self, runner: Runner, project: Path, env: dict[str, str], collect: list[str], tmp: Path):
+    Started with the tests to collect, it runs tests (``pytest``); started with ``--build`` and the
+    compiled sources, it rebuilds the copy's extensions (``build``).
+    """
+
+    def __init__(self, runner: Runner, project: Path, env: dict[str, str], args: list[str], tmp: Path):
         self._tmp = tmp
-        cmd = [sys.executable, "-m", SERVER_MODULE, *collect]
+        cmd = [sys.executable, "-m", SERVER_MODULE, *args]
         if sys.platform.startswith("linux"):
             cmd = [sys.executable, "-c", LAUNCH, str(os.getpid()), shutil.which(cmd[0]) or cmd[0], *cmd[1:]]
         # the server keeps its own descriptor of the log; this process needs none once it has started
@@ -107,6 +111,30 @@ class WarmServer:
         if not reply.get("ready"):
             raise GoCold(f"the warm server could not collect the tests (pytest status {reply.get('status')})")
 
+    def _submit(self, job: dict[str, Any], timeout: float) -> tuple[int | None, str]:
+        """Send one job; (its exit status or None past the timeout, its output)."""
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(json.dumps(job) + "\n")
+            self._proc.stdin.flush()
+        except OSError as exc:
+            raise GoCold(f"the warm server is gone ({exc})") from exc
+        # the server itself bounds the child; the margin covers the fork and the reply
+        reply = self._reply(timeout + 30)
+        if "cold" in reply:
+            raise GoCold(str(reply["cold"]))
+        code = reply.get("returncode")
+        text = ""
+        with contextlib.suppress(OSError):
+            text = Path(job["output"]).read_text(encoding="utf-8", errors="replace")
+        return (None if code is None else int(code)), text
+
+    def build(self, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
+        """(exit status or None past the timeout, output) of the copy's build, forked from the builder."""
+        self._jobs += 1
+        output = self._tmp / f"build-{self._jobs}.out"
+        return self._submit({"env": env, "output": str(output), "timeout": timeout}, timeout)
+
     def pytest(
         self, mutant: Mutant, args: list[str], outcomes: Path, timeout: float, decided_by: Sequence[str] = ()
     ) -> tuple[int | None, str]:
@@ -123,21 +151,7 @@ class WarmServer:
             "output": str(output),
             "timeout": timeout,
         }
-        assert self._proc.stdin is not None
-        try:
-            self._proc.stdin.write(json.dumps(job) + "\n")
-            self._proc.stdin.flush()
-        except OSError as exc:
-            raise GoCold(f"the warm server is gone ({exc})") from exc
-        # the server itself bounds the child; the margin covers the fork and the reply
-        reply = self._reply(timeout + 30)
-        if "cold" in reply:
-            raise GoCold(str(reply["cold"]))
-        code = reply.get("returncode")
-        text = ""
-        with contextlib.suppress(OSError):
-            text = output.read_text(encoding="utf-8", errors="replace")
-        return (None if code is None else int(code)), text
+        return self._submit(job, timeout)
 
 
 def collect_args(
