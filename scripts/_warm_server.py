@@ -1,12 +1,13 @@
 """The harness's warm engine, run in a project copy: ``python -m _warm_server TEST_ARG...``.
 
 It imports the package and collects the tests once (pytest ``--collect-only``, in this process), then
-reads one job per line on stdin, as JSON: a module, the qualified name of one function, the mutated
-module's source, the pytest arguments, and where the outcomes and the output go. For each job it
-forks; the child puts the mutated function's code into the live function (every reference to it sees
-the mutant, nothing is re-imported) and runs pytest on the selected tests. The server answers one
-JSON line: the child's exit status, null when it ran past the time limit (its process group is then
-killed), or ``{"cold": reason}`` when the function cannot be swapped in place.
+reads one job per line on stdin, as JSON: the pytest arguments, variables to add to the environment,
+where the output goes, the time limit and, for a mutant, a module, the qualified name of one function
+and the mutated module's source. For each job it forks; the child puts the mutated function's code
+into the live function (every reference to it sees the mutant, nothing is re-imported) and runs pytest
+on the selected tests. A job without a mutant runs the tests as collected: the baseline. The server
+answers one JSON line: the child's exit status, null when it ran past the time limit (its process
+group is then killed), or ``{"cold": reason}`` when the function cannot be swapped in place.
 
 Run as ``python -m _warm_server --build PYX...`` it is the copy's builder instead: it imports setuptools
 and Cython and translates each named source once, so that Cython's caches are warm, then reads one job
@@ -35,9 +36,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-OUTCOMES_ENV = "CRITICAL_MUTANTS_OUTCOMES"
-DECIDED_ENV = "CRITICAL_MUTANTS_DECIDED_BY"
 
 
 def _code_for(code: types.CodeType, qualname: str) -> list[types.CodeType]:
@@ -113,8 +111,7 @@ def _detach(output: str) -> None:
 
 def _child(job: dict[str, Any], swap: Callable[[], None]) -> None:
     _detach(job["output"])
-    os.environ[OUTCOMES_ENV] = job["outcomes"]
-    os.environ[DECIDED_ENV] = json.dumps(job.get("decided_by", []))
+    os.environ.update(job["env"])
     session = _SessionStatus()
     code = 1
     try:
@@ -162,7 +159,7 @@ def serve(collect_args: list[str]) -> int:
     for line in sys.stdin:
         job = json.loads(line)
         try:
-            swap = prepare(job)
+            swap = prepare(job) if "module" in job else (lambda: None)
         except Exception as exc:
             swap = f"{type(exc).__name__}: {exc}"
         if isinstance(swap, str):

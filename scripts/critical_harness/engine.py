@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from .compiled import IMPL_ENV, build_command, build_env, build_outputs, implementation, is_compiled
@@ -34,7 +35,7 @@ from .model import (
 )
 from .outcomes import entry_matches, entry_status, parse_outcomes
 from .processes import Runner
-from .warm import GoCold, WarmServer, body_only, collect_args
+from .warm import GoCold, ServerPool, WarmServer, body_only, collect_args
 
 
 def classify(mutant: Mutant, run: TestRun, other_failures: list[str] | None = None) -> Result:
@@ -95,9 +96,7 @@ class Context:
         self.snapshot = tmp / "snapshot"
         self._ids = itertools.count()
         self.print_lock = threading.Lock()
-        self._servers: dict[Path, WarmServer | None] = {}
-        self._builders: dict[Path, WarmServer | None] = {}
-        self._servers_lock = threading.Lock()
+        self._servers = ServerPool(tmp, self.say, self.timeout * 4)
         self.warm_runs = 0
 
     def require_suite_green(self) -> None:
@@ -125,13 +124,8 @@ class Context:
         env[RUNTIME_ENV] = self.runtime
         env[PACKAGE_ENV] = self.config.harness.package
         env[PARENT_ENV] = str(os.getpid())
-        if outcomes is not None:
-            env[OUTCOMES_ENV] = str(outcomes)
-        else:
-            env.pop(OUTCOMES_ENV, None)
-        env[DECIDED_ENV] = json.dumps(list(decided_by))
-        env[SELECT_ENV] = json.dumps(None if select is None else list(select))
-        return env
+        env.pop(OUTCOMES_ENV, None)
+        return env | _run_env(outcomes, decided_by, select)
 
     def pytest(
         self,
@@ -157,61 +151,72 @@ class Context:
         self,
         server: WarmServer,
         project: Path,
-        mutant: Mutant,
+        mutant: Mutant | None,
         targets: Sequence[str],
         *,
         exitfirst: bool,
         decided_by: Sequence[str] = (),
+        select: Sequence[str] | None = None,
     ) -> TestRun:
+        """``pytest`` in a child of the copy's warm server, with the mutant (if any) swapped in."""
         outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
         args = collect_args(project, PLUGIN_MODULE, self.config.harness.pytest_args, tuple(targets))
         args += ["-x"] if exitfirst else []
-        code, output = server.pytest(mutant, args, outcomes, self.timeout, decided_by)
+        env = _run_env(outcomes, decided_by, select)
+        code, output = server.pytest(mutant, args, env, self.timeout)
         self.warm_runs += 1
         return parse_outcomes(outcomes, code, output)
 
-    def warm_server(self, project: Path, mutant: Mutant) -> WarmServer | None:
-        """The copy's warm server when this mutant can be judged warm (started on first use)."""
-        if self.engine != "warm" or not body_only(mutant.original, mutant.mutated, mutant.spec.scope):
+    def pytest_unmutated(self, project: Path, select: Sequence[str] | None) -> TestRun:
+        """The configured tests on the unmutated copy, in its warm server where there is one."""
+        tests = self.config.harness.tests
+        server = self.test_server(project)
+        if server is not None:
+            with contextlib.suppress(GoCold):
+                return self.pytest_warm(server, project, None, tests, exitfirst=False, select=select)
+        return self.pytest(project, tests, exitfirst=False, select=select)
+
+    def _launch_test_server(self, project: Path, where: Path) -> WarmServer:
+        harness = self.config.harness
+        collect = collect_args(project, PLUGIN_MODULE, harness.pytest_args, harness.tests)
+        return WarmServer(self.runner, project, self.env(project, None), collect, where)
+
+    def _launch_builder(self, project: Path, where: Path) -> WarmServer:
+        sources = sorted({m.spec.file for m in self.config.mutants if is_compiled(m.spec.file)})
+        env = build_env(self.env(project, None, "compiled"))
+        return WarmServer(self.runner, project, env, ["--build", *sources], where)
+
+    def launch_servers(self, project: Path, builder: bool) -> None:
+        """Start the copy's warm servers without waiting for them (before any mutant lands in the copy)."""
+        if self.engine == "warm":
+            self._servers.launch("server", project, partial(self._launch_test_server, project))
+            if builder:
+                self._servers.launch("builder", project, partial(self._launch_builder, project))
+
+    def test_server(self, project: Path) -> WarmServer | None:
+        """The copy's warm test server, launched on first use if it was not already."""
+        if self.engine != "warm":
             return None
-        with self._servers_lock:
-            if project not in self._servers:
-                where = self.tmp / f"warm-{len(self._servers)}"
-                where.mkdir()
-                collect = collect_args(
-                    project, PLUGIN_MODULE, self.config.harness.pytest_args, self.config.harness.tests
-                )
-                try:
-                    server = WarmServer(self.runner, project, self.env(project, None), collect, where)
-                    server.start(self.timeout * 4)
-                except GoCold as exc:
-                    self.say(f"[warm] no warm engine in {project}: {exc}; every mutant there goes cold")
-                    server = None
-                self._servers[project] = server
-            return self._servers[project]
+        launch = partial(self._launch_test_server, project)
+        return self._servers.get("server", project, launch, "every mutant there goes cold")
+
+    def warm_server(self, project: Path, mutant: Mutant) -> WarmServer | None:
+        """The copy's warm server when this mutant can be judged warm."""
+        if not body_only(mutant.original, mutant.mutated, mutant.spec.scope):
+            return None
+        return self.test_server(project)
 
     def import_check(self, project: Path, file: str) -> tuple[int | None, str]:
         cmd = [sys.executable, "-m", PLUGIN_MODULE, *_module_names(self.config.harness.package, file)]
         return self.runner.run(cmd, project, self.env(project, None, implementation(file)), self.timeout)
 
     def builder(self, project: Path) -> WarmServer | None:
-        """The copy's warm builder, started on first use (before a mutant lands: it reads the sources)."""
+        """The copy's warm builder, launched on first use if it was not already (before a mutant lands:
+        it reads the sources)."""
         if self.engine != "warm":
             return None
-        with self._servers_lock:
-            if project not in self._builders:
-                where = self.tmp / f"build-{len(self._builders)}"
-                where.mkdir()
-                sources = sorted({m.spec.file for m in self.config.mutants if is_compiled(m.spec.file)})
-                env = build_env(self.env(project, None, "compiled"))
-                try:
-                    builder = WarmServer(self.runner, project, env, ["--build", *sources], where)
-                    builder.start(self.timeout * 4)
-                except GoCold as exc:
-                    self.say(f"[warm] no warm builder in {project}: {exc}; builds there run cold")
-                    builder = None
-                self._builders[project] = builder
-            return self._builders[project]
+        launch = partial(self._launch_builder, project)
+        return self._servers.get("builder", project, launch, "builds there run cold")
 
     def build(self, project: Path) -> tuple[int | None, str]:
         """Rebuild the copy's compiled sources in place; a failure is the mutant's, not the run's."""
@@ -225,6 +230,16 @@ class Context:
     def say(self, message: str) -> None:
         with self.print_lock:
             print(message, file=sys.stderr, flush=True)
+
+
+def _run_env(
+    outcomes: Path | None, decided_by: Sequence[str], select: Sequence[str] | None
+) -> dict[str, str]:
+    """What the outcomes plugin reads: where to write, which failures decide a kill, what to run."""
+    env = {} if outcomes is None else {OUTCOMES_ENV: str(outcomes)}
+    env[DECIDED_ENV] = json.dumps(list(decided_by))
+    env[SELECT_ENV] = json.dumps(None if select is None else list(select))
+    return env
 
 
 def _broken_run(mutant: Mutant, run: TestRun, phase: str) -> Result | None:

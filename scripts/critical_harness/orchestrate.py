@@ -56,12 +56,16 @@ def _describe_red(run: TestRun) -> str:
     return "\n".join(lines)
 
 
-def run_baseline(ctx: Context, project: Path, select: Sequence[str] | None) -> TestRun:
-    """The unmutated tests, all of them or only those of ``select``; every test is collected either way."""
+def run_baseline(ctx: Context, project: Path, select: Sequence[str] | None, *, warm: bool) -> TestRun:
+    """The unmutated tests, all of them or only those of ``select``; every test is collected either way.
+    ``warm``: in the copy's warm server, where there is one."""
     what, be = ("the unmutated suite", "is") if select is None else ("the unmutated killed_by tests", "are")
     ctx.say(f"[baseline] running {what} of {' '.join(ctx.config.harness.tests)}")
     started = time.monotonic()
-    run = ctx.pytest(project, ctx.config.harness.tests, exitfirst=False, select=select)
+    if warm:
+        run = ctx.pytest_unmutated(project, select)
+    else:
+        run = ctx.pytest(project, ctx.config.harness.tests, exitfirst=False, select=select)
     if run.timed_out:
         raise SetupError(f"{what} did not finish within timeout_s={ctx.timeout:g}; raise timeout_s")
     if run.returncode not in (0, 5) or (run.returncode == 5 and select is None):
@@ -83,7 +87,8 @@ class SuiteCheck:
             if self._answer is False:
                 ctx.say("[baseline] a verdict rests on the rest of the suite")
                 try:
-                    run_baseline(ctx, make_copy(ctx.snapshot, ctx.tmp / "suite" / "project"), None)
+                    copy = make_copy(ctx.snapshot, ctx.tmp / "suite" / "project")
+                    run_baseline(ctx, copy, None, warm=False)
                     self._answer = None
                 except SetupError as error:
                     self._answer = error
@@ -155,14 +160,22 @@ def _worker(ctx: Context, slots: queue.Queue[Path], mutant: Mutant, full: bool) 
         slots.put(project)
 
 
-def run_parallel(ctx: Context, first: Path, mutants: list[Mutant], jobs: int, full: bool) -> list[Result]:
+def make_copies(ctx: Context, count: int, compiled: bool) -> list[Path]:
+    """The copies the workers judge mutants in, all from the snapshot; their warm servers start at once,
+    beside the baseline."""
+    copies = [make_copy(ctx.snapshot, ctx.tmp / f"slot{index}" / "project") for index in range(count)]
+    for copy in copies:
+        ctx.launch_servers(copy, builder=compiled)
+    return copies
+
+
+def run_parallel(ctx: Context, copies: list[Path], mutants: list[Mutant], full: bool) -> list[Result]:
     slots: queue.Queue[Path] = queue.Queue()
-    slots.put(first)
-    for index in range(1, min(jobs, len(mutants))):
-        # from the snapshot taken before the baseline: the tree may have changed since
-        slots.put(make_copy(ctx.snapshot, ctx.tmp / f"slot{index}" / "project"))
+    for copy in copies:
+        slots.put(copy)
+    jobs = len(copies)
     results: list[Result] = []
-    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(mutants))))
+    pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         futures: list[Future[Result]] = [pool.submit(_worker, ctx, slots, m, full) for m in mutants]
         for future in as_completed(futures):
@@ -192,17 +205,17 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
         # One snapshot of the tree, before the baseline; every copy comes from it, so editing the
         # working tree during a run changes no verdict.
         make_copy(config.root, ctx.snapshot)
-        first = make_copy(ctx.snapshot, tmp / "slot0" / "project")
+        canary = config.canary()
+        others = [m for m in selected if m.spec.id != canary.spec.id]
+        jobs = max(1, min(args.jobs or config.harness.jobs, len(others)))
+        copies = make_copies(ctx, jobs, any(is_compiled(m.spec.file) for m in selected))
         # Without --full a kill rests on the killed_by tests alone: the rest of the suite runs on the first
         # verdict that needs it (SuiteCheck).
         wanted = None if args.full else sorted({e for m in selected for e in m.spec.killed_by})
-        check_killed_by_exist(config, run_baseline(ctx, first, wanted))
-        run_compiled_baseline(ctx, first, selected)
-        canary = config.canary()
-        others = [m for m in selected if m.spec.id != canary.spec.id]
-        results = [run_canary(ctx, first, args.full, len(others) + 1)]
-        jobs = args.jobs or config.harness.jobs
-        results += run_parallel(ctx, first, others, jobs, args.full) if others else []
+        check_killed_by_exist(config, run_baseline(ctx, copies[0], wanted, warm=True))
+        run_compiled_baseline(ctx, copies[0], selected)
+        results = [run_canary(ctx, copies[0], args.full, len(others) + 1)]
+        results += run_parallel(ctx, copies, others, args.full) if others else []
     finally:
         # A second ^C or a SIGTERM must not cut the cleanup short.
         previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}

@@ -16,7 +16,8 @@ import select
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -136,22 +137,74 @@ class WarmServer:
         return self._submit({"env": env, "output": str(output), "timeout": timeout}, timeout)
 
     def pytest(
-        self, mutant: Mutant, args: list[str], outcomes: Path, timeout: float, decided_by: Sequence[str] = ()
+        self, mutant: Mutant | None, args: list[str], env: dict[str, str], timeout: float
     ) -> tuple[int | None, str]:
-        """(exit status or None past the timeout, output) of pytest on ``args`` with the mutant swapped in."""
+        """(exit status or None past the timeout, output) of pytest on ``args`` with the mutant swapped
+        in (none: the tests as collected), ``env`` added to the child's environment."""
         self._jobs += 1
         output = self._tmp / f"job-{self._jobs}.out"
-        job = {
-            "module": module_name(mutant.spec.file),
-            "qualname": mutant.spec.scope,
-            "source": mutant.mutated,
-            "args": args,
-            "outcomes": str(outcomes),
-            "decided_by": list(decided_by),
-            "output": str(output),
-            "timeout": timeout,
-        }
+        job: dict[str, Any] = {"args": args, "env": env, "output": str(output), "timeout": timeout}
+        if mutant is not None:
+            job |= {"module": module_name(mutant.spec.file), "qualname": mutant.spec.scope}
+            job["source"] = mutant.mutated
         return self._submit(job, timeout)
+
+
+class _Slot:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.launched = False
+        self.ready = False
+        self.server: WarmServer | None = None
+        self.failure = ""
+
+
+class ServerPool:
+    """A run's warm servers: of each kind, one per project copy, launched once, and waited for on first
+    use. Launching does not wait, so servers start side by side and beside the baseline.
+
+    A server is launched from a thread that outlives it (the main thread, or a worker of the run): the
+    parent-death signal that ends it with the harness fires when the launching thread ends.
+    """
+
+    def __init__(self, tmp: Path, say: Callable[[str], None], timeout: float) -> None:
+        self._tmp = tmp
+        self._say = say
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._slots: dict[tuple[str, Path], _Slot] = {}
+
+    def _slot(self, kind: str, project: Path, launch: Callable[[Path], WarmServer]) -> _Slot:
+        with self._lock:
+            slot = self._slots.setdefault((kind, project), _Slot())
+            where = self._tmp / f"{kind}-{len(self._slots)}"
+        with slot.lock:
+            if not slot.launched:
+                slot.launched = True
+                try:
+                    where.mkdir()
+                    slot.server = launch(where)
+                except OSError as exc:
+                    slot.failure = str(exc)
+        return slot
+
+    def launch(self, kind: str, project: Path, launch: Callable[[Path], WarmServer]) -> None:
+        self._slot(kind, project, launch)
+
+    def get(
+        self, kind: str, project: Path, launch: Callable[[Path], WarmServer], fallback: str
+    ) -> WarmServer | None:
+        slot = self._slot(kind, project, launch)
+        with slot.lock:
+            if not slot.ready and slot.server is not None:
+                try:
+                    slot.server.start(self._timeout)
+                except GoCold as exc:
+                    slot.server, slot.failure = None, str(exc)
+            if not slot.ready and slot.server is None:
+                self._say(f"[warm] no warm {kind} in {project}: {slot.failure}; {fallback}")
+            slot.ready = True
+            return slot.server
 
 
 def collect_args(
