@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib
 import io
 import json
@@ -155,6 +156,10 @@ def serve(collect_args: list[str]) -> int:
     if collected != 0:
         print(json.dumps({"ready": False, "status": int(collected)}), file=reply, flush=True)
         return 2
+    # Frozen, everything imported and collected so far is out of the collector's sight: a child's full
+    # collection (tests and pytest's own teardown make several) then costs what the child made, not the heap.
+    gc.collect()
+    gc.freeze()
     print(json.dumps({"ready": True}), file=reply, flush=True)
     for line in sys.stdin:
         job = json.loads(line)
