@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Benchmark the critical-mutant harness, side by side in one invocation on one machine:
+"""Benchmark the critical-mutant harness, side by side in one invocation on one machine.
 
-1. a clean pytest run of every test named in any ``killed_by``, unmutated;
-2. the harness over the whole catalogue with the warm engine, then with the cold one;
+The catalogue has two parts: mutants of the Python reference, whose tests run on it
+(``GUARD_LIB_IMPL=python``), and mutants of the compiled core, each of which needs the core rebuilt and
+whose tests run on the compiled implementation. For each part, unmutated, one clean pytest run of every
+test its mutants name in ``killed_by``, on that implementation. Then:
+
+1. the harness over the Python part with the warm engine (its time per mutant judged warm, and the part
+   against its clean run);
+2. the harness over the whole catalogue with the warm engine, then with the cold one (both against the
+   two clean runs together, and whether both engines give every mutant the same verdict);
 3. with ``--mutmut``, mutmut over guard_lib (``mutation_run.py run``), for its time per mutant.
-
-It prints each wall time, the warm engine's time per mutant it judged warm (function-level mutants)
-against mutmut's per mutant, and the whole catalogue against the clean run.
 
     python scripts/bench_harness.py [--jobs N] [--mutmut] [--json FILE]
 """
@@ -31,18 +35,28 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
+PARTS = {"python": ".py", "compiled": ".pyx"}
 
 
-def _run(cmd: list[str]) -> tuple[int, float]:
+def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, float]:
     start = time.perf_counter()
-    code = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return code.returncode, time.perf_counter() - start
+    done = subprocess.run(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    )
+    return done.returncode, time.perf_counter() - start
 
 
-def _harness(config: Path, engine: str, jobs: int | None, tmp: Path) -> dict[str, Any]:
-    report = tmp / f"critical-{engine}.json"
+def _clean(mutants: list[dict[str, Any]], impl: str, pytest_args: list[str]) -> dict[str, Any]:
+    tests = sorted({test for mutant in mutants for test in mutant.get("killed_by", [])})
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args, *tests]
+    code, seconds = _run(cmd, {**os.environ, "GUARD_LIB_IMPL": impl})
+    return {"tests": len(tests), "exit": code, "wall_s": round(seconds, 2)}
+
+
+def _harness(config: Path, engine: str, jobs: int | None, only: list[str], report: Path) -> dict[str, Any]:
     cmd = [sys.executable, str(ROOT / "scripts" / "critical_mutants.py"), "--config", str(config), "run"]
     cmd += ["--engine", engine, "--json", str(report), *(["--jobs", str(jobs)] if jobs else [])]
+    cmd += [arg for mutant_id in only for arg in ("--only", mutant_id)]
     code, seconds = _run(cmd)
     data = json.loads(report.read_text()) if report.exists() else {"mutants": [], "totals": {}}
     warm = [m["seconds"] for m in data["mutants"] if m.get("engine") == "warm"]
@@ -54,6 +68,42 @@ def _harness(config: Path, engine: str, jobs: int | None, tmp: Path) -> dict[str
         "s_per_warm_mutant": round(sum(warm) / len(warm), 3) if warm else None,
         "by_mutant": {m["id"]: m["verdict"] for m in data["mutants"]},
     }
+
+
+def _mutmut(tmp: Path) -> dict[str, Any]:
+    # no verdicts cached from an earlier run: every mutant is run and timed
+    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    out = tmp / "mutmut.json"
+    script = str(ROOT / "scripts" / "mutation_run.py")
+    code, seconds = _run([sys.executable, script, "run", "--out", str(out)])
+    count = len(json.loads(out.read_text())["mutants"]) if out.exists() else 0
+    each = round(seconds / count, 3) if count else None
+    return {"exit": code, "wall_s": round(seconds, 2), "mutants": count, "s_per_mutant": each}
+
+
+def _print(figures: dict[str, Any]) -> None:
+    print(f"machine: {figures['machine']}")
+    for part, clean in figures["clean"].items():
+        print(
+            f"clean run, {part} part: {figures['mutants'][part]} mutants, {clean['tests']} killed_by tests "
+            f"on the {part} implementation: {clean['wall_s']:.1f} s (exit {clean['exit']})"
+        )
+    python = figures["python_part_warm"]
+    print(
+        f"harness, warm, python part: {python['wall_s']:.1f} s = {figures['python_part_over_clean']} x its "
+        f"clean run; {python['judged_warm']} judged warm at {python['s_per_warm_mutant']} s each"
+    )
+    for engine in ("warm", "cold"):
+        run = figures[engine]
+        print(
+            f"harness, {engine}, whole catalogue: {run['wall_s']:.1f} s (exit {run['exit']}) = "
+            f"{figures[f'{engine}_over_clean_runs']} x both clean runs"
+        )
+    print(f"same verdicts from both engines: {figures['same_verdicts']}")
+    if figures["mutmut"]:
+        mutmut = figures["mutmut"]
+        each = mutmut["s_per_mutant"]
+        print(f"mutmut: {mutmut['mutants']} mutants in {mutmut['wall_s']:.1f} s = {each} s each")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,61 +120,38 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, tomllib.TOMLDecodeError) as error:
         print(f"bench_harness: cannot read {args.config}: {error}", file=sys.stderr)
         return 2
-    mutants = config.get("mutant", [])
-    tests = sorted({test for mutant in mutants for test in mutant.get("killed_by", [])})
     pytest_args = config.get("harness", {}).get("pytest_args", [])
-
-    clean_code, clean_s = _run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args, *tests]
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        warm = _harness(args.config, "warm", args.jobs, Path(tmp))
-        cold = _harness(args.config, "cold", args.jobs, Path(tmp))
-        mutmut: dict[str, Any] | None = None
-        if args.mutmut:
-            # no verdicts cached from an earlier run: every mutant is run and timed
-            shutil.rmtree(ROOT / "mutants", ignore_errors=True)
-            out = Path(tmp) / "mutmut.json"
-            code, seconds = _run(
-                [sys.executable, str(ROOT / "scripts" / "mutation_run.py"), "run", "--out", str(out)]
-            )
-            count = len(json.loads(out.read_text())["mutants"]) if out.exists() else 0
-            mutmut = {
-                "exit": code,
-                "wall_s": round(seconds, 2),
-                "mutants": count,
-                "s_per_mutant": round(seconds / count, 3) if count else None,
-            }
+    parts = {
+        part: [m for m in config.get("mutant", []) if str(m.get("file", "")).endswith(suffix)]
+        for part, suffix in PARTS.items()
+    }
+    clean = {part: _clean(mutants, part, pytest_args) for part, mutants in parts.items() if mutants}
+    clean_s = sum(c["wall_s"] for c in clean.values())
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = Path(scratch)
+        python_ids = [str(m["id"]) for m in parts["python"]]
+        python = _harness(args.config, "warm", args.jobs, python_ids, tmp / "python.json")
+        warm = _harness(args.config, "warm", args.jobs, [], tmp / "warm.json")
+        cold = _harness(args.config, "cold", args.jobs, [], tmp / "cold.json")
+        mutmut = _mutmut(tmp) if args.mutmut else None
     figures: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "mutants": len(mutants),
-        "killed_by_tests": len(tests),
-        "clean_run_s": round(clean_s, 2),
-        "clean_run_exit": clean_code,
+        "mutants": {part: len(mutants) for part, mutants in parts.items()},
+        "clean": clean,
+        "python_part_warm": {k: v for k, v in python.items() if k != "by_mutant"},
+        "python_part_over_clean": round(python["wall_s"] / clean["python"]["wall_s"], 1),
         "warm": {k: v for k, v in warm.items() if k != "by_mutant"},
         "cold": {k: v for k, v in cold.items() if k != "by_mutant"},
         "same_verdicts": warm["by_mutant"] == cold["by_mutant"],
-        "warm_over_clean_run": round(warm["wall_s"] / clean_s, 1),
-        "cold_over_clean_run": round(cold["wall_s"] / clean_s, 1),
+        "warm_over_clean_runs": round(warm["wall_s"] / clean_s, 1),
+        "cold_over_clean_runs": round(cold["wall_s"] / clean_s, 1),
         "mutmut": mutmut,
     }
-    print(f"machine: {figures['machine']}")
-    print(f"clean run of the {len(tests)} killed_by tests: {clean_s:6.1f} s (exit {clean_code})")
-    for name, run in (("warm", warm), ("cold", cold)):
-        per = run["s_per_warm_mutant"]
-        extra = f"; {run['judged_warm']} judged warm at {per:.2f} s each" if per is not None else ""
-        print(
-            f"harness, {name} engine, {len(mutants)} mutants: {run['wall_s']:6.1f} s (exit {run['exit']}) = "
-            f"{run['wall_s'] / clean_s:.1f} x the clean run{extra}"
-        )
-    print(f"same verdicts from both engines: {figures['same_verdicts']}")
-    if mutmut:
-        each = mutmut["s_per_mutant"]
-        print(f"mutmut: {mutmut['mutants']} mutants in {mutmut['wall_s']:.1f} s = {each} s each")
+    _print(figures)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
-    ok = clean_code == 0 and warm["exit"] == 0 and cold["exit"] == 0 and figures["same_verdicts"]
-    return 0 if ok else 1
+    runs = [*clean.values(), python, warm, cold, *([mutmut] if mutmut else [])]
+    return 0 if all(run["exit"] == 0 for run in runs) and figures["same_verdicts"] else 1
 
 
 if __name__ == "__main__":

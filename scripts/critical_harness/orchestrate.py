@@ -16,7 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from .compiled import is_compiled
-from .engine import Context, evaluate, tail
+from .context import Context
+from .engine import evaluate, tail
 from .model import (
     KILLED,
     PLUGIN_SOURCE,
