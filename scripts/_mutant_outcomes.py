@@ -22,8 +22,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Generator
 from pathlib import Path
-from types import ModuleType
+from types import FrameType, ModuleType
 
 import pytest
 
@@ -36,6 +37,11 @@ DECIDED_ENV = "CRITICAL_MUTANTS_DECIDED_BY"
 # A JSON list of killed_by entries: only their tests run, and every collected node id is recorded, so a
 # baseline can run what verdicts rest on and still tell a killed_by entry that names no test.
 SELECT_ENV = "CRITICAL_MUTANTS_SELECT"
+# "1": record, for each test, which of the package's functions it calls ("file:qualname"), so that a later
+# run can start a parametrized test with the cases that reach a mutant.
+CALLS_ENV = "CRITICAL_MUTANTS_RECORD_CALLS"
+# A JSON list of node ids: each runs before the other cases of its own test function, nothing else moves.
+FIRST_ENV = "CRITICAL_MUTANTS_FIRST"
 _ORPHAN_EXIT = 70
 
 
@@ -125,6 +131,7 @@ class _Decider:
 
 
 _decider: _Decider | None = None
+_several_cases: set[str] = set()  # node ids of the cases of tests that have more than one
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -140,12 +147,67 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected theirs
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     wanted = json.loads(os.environ.get(SELECT_ENV) or "null")
-    if wanted is None:
+    if wanted is not None:
+        _emit({"event": "collected", "nodeids": [item.nodeid for item in items]})
+        keep = [item for item in items if any(entry_matches(e, item.nodeid) for e in wanted)]
+        config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+        items[:] = keep
+    _run_first(items, set(json.loads(os.environ.get(FIRST_ENV) or "[]")))
+    # Only a test with several cases has an order to learn: the others run as they are, untraced.
+    places = _places(items)
+    _several_cases.clear()
+    _several_cases.update(i.nodeid for i in items if len(places[_function_of(i.nodeid)]) > 1)
+
+
+def _function_of(nodeid: str) -> str:
+    return nodeid.split("[", maxsplit=1)[0]
+
+
+def _places(items: list[pytest.Item]) -> dict[str, list[int]]:
+    """Where each test function's cases stand in ``items``."""
+    places: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        places.setdefault(_function_of(item.nodeid), []).append(index)
+    return places
+
+
+def _run_first(items: list[pytest.Item], first: set[str]) -> None:
+    if not first:
         return
-    _emit({"event": "collected", "nodeids": [item.nodeid for item in items]})
-    keep = [item for item in items if any(entry_matches(e, item.nodeid) for e in wanted)]
-    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
-    items[:] = keep
+    # Only the cases of one test function trade places: they are independent of one another by design.
+    for indices in _places(items).values():
+        cases = [items[i] for i in indices]
+        ordered = [c for c in cases if c.nodeid in first] + [c for c in cases if c.nodeid not in first]
+        for index, case in zip(indices, ordered, strict=True):
+            items[index] = case
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    package = os.environ.get(PACKAGE_ENV)
+    if not package or os.environ.get(CALLS_ENV) != "1" or item.nodeid not in _several_cases:
+        yield
+        return
+    root = str(item.config.rootpath / package) + os.sep
+    prefix = len(str(item.config.rootpath)) + 1
+    calls: set[str] = set()
+
+    def record(frame: FrameType, event: str, arg: object) -> None:
+        # A global tracer that traces no frame: called once per Python call, never per line or C call.
+        code = frame.f_code
+        if code.co_filename.startswith(root):
+            name = getattr(code, "co_qualname", code.co_name)
+            calls.add(f"{code.co_filename[prefix:].replace(os.sep, '/')}:{name}")
+
+    previous, previous_threads = sys.gettrace(), threading.gettrace()
+    sys.settrace(record)
+    threading.settrace(record)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+        threading.settrace(previous_threads)
+        _emit({"event": "calls", "nodeid": item.nodeid, "calls": sorted(calls)})
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:

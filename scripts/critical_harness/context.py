@@ -10,12 +10,16 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePosixPath
 
 from .compiled import IMPL_ENV, build_command, build_env, implementation, is_compiled
 from .model import (
+    CALLS_ENV,
     DECIDED_ENV,
+    FIRST_ENV,
+    MODULE_SCOPE,
     OUTCOMES_ENV,
     PACKAGE_ENV,
     PARENT_ENV,
@@ -38,6 +42,27 @@ def _module_names(package: str, file: str) -> list[str]:
     if parts[-1] == "__init__":
         parts.pop()
     return [package, ".".join(parts)] if len(parts) > 1 else [package]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the outcomes plugin is asked to do in one pytest run, beyond recording outcomes."""
+
+    decided_by: tuple[str, ...] = ()  # killed_by entries: once each has a failed test, stop
+    select: tuple[str, ...] | None = None  # run only these entries' tests (all are still collected)
+    first: tuple[str, ...] = ()  # node ids to run before the other cases of their test function
+    record_calls: bool = False  # record which of the package's functions each test calls
+
+    def env(self, outcomes: Path | None) -> dict[str, str]:
+        env = {} if outcomes is None else {OUTCOMES_ENV: str(outcomes)}
+        env[DECIDED_ENV] = json.dumps(list(self.decided_by))
+        env[SELECT_ENV] = json.dumps(None if self.select is None else list(self.select))
+        env[FIRST_ENV] = json.dumps(list(self.first))
+        env[CALLS_ENV] = "1" if self.record_calls else ""
+        return env
+
+
+NO_PLAN = Plan()
 
 
 class Context:
@@ -66,6 +91,19 @@ class Context:
         self.print_lock = threading.Lock()
         self._servers = ServerPool(tmp, self.say, self.timeout * 4)
         self.warm_runs = 0
+        # What each test called in the baseline ("file:qualname"), for the cases to run first.
+        self.calls: dict[str, list[str]] = {}
+
+    def cases_reaching(self, mutant: Mutant) -> tuple[str, ...]:
+        """The tests whose unmutated run called the mutant's scope or a function defined inside it."""
+        if mutant.spec.scope == MODULE_SCOPE:
+            return ()
+        key = f"{mutant.spec.file}:{mutant.spec.scope}"
+        return tuple(
+            nodeid
+            for nodeid, calls in self.calls.items()
+            if any(call == key or call.startswith(f"{key}.") for call in calls)
+        )
 
     def require_suite_green(self) -> None:
         """A verdict other than a kill rests on the rest of the suite: it must be green unmutated."""
@@ -76,12 +114,7 @@ class Context:
         return self.config.harness.timeout_s
 
     def env(
-        self,
-        project: Path,
-        outcomes: Path | None,
-        impl: str = "python",
-        decided_by: Sequence[str] = (),
-        select: Sequence[str] | None = None,
+        self, project: Path, outcomes: Path | None, impl: str = "python", plan: Plan = NO_PLAN
     ) -> dict[str, str]:
         env = dict(os.environ)
         env[IMPL_ENV] = impl
@@ -93,7 +126,7 @@ class Context:
         env[PACKAGE_ENV] = self.config.harness.package
         env[PARENT_ENV] = str(os.getpid())
         env.pop(OUTCOMES_ENV, None)
-        return env | _run_env(outcomes, decided_by, select)
+        return env | plan.env(outcomes)
 
     def pytest(
         self,
@@ -102,16 +135,14 @@ class Context:
         *,
         exitfirst: bool,
         impl: str = "python",
-        decided_by: Sequence[str] = (),
-        select: Sequence[str] | None = None,
+        plan: Plan = NO_PLAN,
     ) -> TestRun:
-        """A fresh pytest on ``targets``; it stops once every entry of ``decided_by`` has failed, and
-        runs only the tests of ``select`` (when given) among those it collects."""
+        """A fresh pytest on ``targets``, told what to select, record and stop on by ``plan``."""
         outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", PLUGIN_MODULE]
         cmd += [f"--rootdir={project}", *self.config.harness.pytest_args, *(["-x"] if exitfirst else [])]
         cmd += targets
-        env = self.env(project, outcomes, impl, decided_by, select)
+        env = self.env(project, outcomes, impl, plan)
         code, output = self.runner.run(cmd, project, env, self.timeout)
         return parse_outcomes(outcomes, code, output)
 
@@ -123,26 +154,24 @@ class Context:
         targets: Sequence[str],
         *,
         exitfirst: bool,
-        decided_by: Sequence[str] = (),
-        select: Sequence[str] | None = None,
+        plan: Plan = NO_PLAN,
     ) -> TestRun:
         """``pytest`` in a child of the copy's warm server, with the mutant (if any) swapped in."""
         outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
         args = collect_args(project, PLUGIN_MODULE, self.config.harness.pytest_args, tuple(targets))
         args += ["-x"] if exitfirst else []
-        env = _run_env(outcomes, decided_by, select)
-        code, output = server.pytest(mutant, args, env, self.timeout)
+        code, output = server.pytest(mutant, args, plan.env(outcomes), self.timeout)
         self.warm_runs += 1
         return parse_outcomes(outcomes, code, output)
 
-    def pytest_unmutated(self, project: Path, select: Sequence[str] | None) -> TestRun:
+    def pytest_unmutated(self, project: Path, plan: Plan) -> TestRun:
         """The configured tests on the unmutated copy, in its warm server where there is one."""
         tests = self.config.harness.tests
         server = self.test_server(project)
         if server is not None:
             with contextlib.suppress(GoCold):
-                return self.pytest_warm(server, project, None, tests, exitfirst=False, select=select)
-        return self.pytest(project, tests, exitfirst=False, select=select)
+                return self.pytest_warm(server, project, None, tests, exitfirst=False, plan=plan)
+        return self.pytest(project, tests, exitfirst=False, plan=plan)
 
     def _launch_test_server(self, project: Path, where: Path) -> WarmServer:
         harness = self.config.harness
@@ -198,13 +227,3 @@ class Context:
     def say(self, message: str) -> None:
         with self.print_lock:
             print(message, file=sys.stderr, flush=True)
-
-
-def _run_env(
-    outcomes: Path | None, decided_by: Sequence[str], select: Sequence[str] | None
-) -> dict[str, str]:
-    """What the outcomes plugin reads: where to write, which failures decide a kill, what to run."""
-    env = {} if outcomes is None else {OUTCOMES_ENV: str(outcomes)}
-    env[DECIDED_ENV] = json.dumps(list(decided_by))
-    env[SELECT_ENV] = json.dumps(None if select is None else list(select))
-    return env

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .compiled import build_outputs, implementation, is_compiled
-from .context import Context
+from .context import NO_PLAN, Context, Plan
 from .model import (
     INVALID,
     KILLED,
@@ -69,8 +69,8 @@ def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool, server: Warm
                 project,
                 mutant,
                 full,
-                lambda targets, exitfirst, decided_by: ctx.pytest_warm(
-                    server, project, mutant, targets, exitfirst=exitfirst, decided_by=decided_by
+                lambda targets, exitfirst, plan: ctx.pytest_warm(
+                    server, project, mutant, targets, exitfirst=exitfirst, plan=plan
                 ),
             )
             warm.engine = "warm"
@@ -95,12 +95,8 @@ def _judge(ctx: Context, project: Path, mutant: Mutant, full: bool, server: Warm
         project,
         mutant,
         full,
-        lambda targets, exitfirst, decided_by: ctx.pytest(
-            project,
-            targets,
-            exitfirst=exitfirst,
-            impl=implementation(mutant.spec.file),
-            decided_by=decided_by,
+        lambda targets, exitfirst, plan: ctx.pytest(
+            project, targets, exitfirst=exitfirst, impl=implementation(mutant.spec.file), plan=plan
         ),
     )
 
@@ -110,13 +106,15 @@ def _run_tests(
     project: Path,
     mutant: Mutant,
     full: bool,
-    pytest: Callable[[Sequence[str], bool, Sequence[str]], TestRun],
+    pytest: Callable[[Sequence[str], bool, Plan], TestRun],
 ) -> Result:
     if full:
-        run = pytest(ctx.config.harness.tests, False, ())
+        run = pytest(ctx.config.harness.tests, False, NO_PLAN)
     else:
-        # Once each killed_by entry has a failed test the mutant is killed: the rest need not run.
-        run = pytest(mutant.spec.killed_by, False, mutant.spec.killed_by)
+        # Once each killed_by entry has a failed test the mutant is killed: the rest need not run, and the
+        # cases that reached the mutated scope unmutated run first.
+        plan = Plan(decided_by=mutant.spec.killed_by, first=ctx.cases_reaching(mutant))
+        run = pytest(mutant.spec.killed_by, False, plan)
     broken = _broken_run(mutant, run, "the killed_by tests" if not full else "the full suite")
     if broken is not None:
         return broken
@@ -125,7 +123,7 @@ def _run_tests(
         return result
     # killed_by tests passed: does anything else fail?  That tells `survived` from a wrong-reason kill.
     ctx.require_suite_green()
-    confirm = pytest(ctx.config.harness.tests, True, ())
+    confirm = pytest(ctx.config.harness.tests, True, NO_PLAN)
     broken = _broken_run(mutant, confirm, "the full suite (killed_by tests passed)")
     if broken is not None:
         return broken

@@ -14,6 +14,8 @@ PACKAGE_ENV = "CRITICAL_MUTANTS_PACKAGE"
 PARENT_ENV = "CRITICAL_MUTANTS_PARENT_PID"
 DECIDED_ENV = "CRITICAL_MUTANTS_DECIDED_BY"  # the killed_by entries whose failures decide a kill
 SELECT_ENV = "CRITICAL_MUTANTS_SELECT"  # run only these entries' tests; record every collected node id
+CALLS_ENV = "CRITICAL_MUTANTS_RECORD_CALLS"  # "1": record which package functions each test calls
+FIRST_ENV = "CRITICAL_MUTANTS_FIRST"  # node ids to run before the other cases of their test function
 RUNTIME_ENV = "GUARD_LIB_TEST_RUNTIME"
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "mutation_config.toml"
 
@@ -100,6 +102,7 @@ class TestRun:
     package_files: list[str] | None = None
     package_error: str | None = None
     collected: list[str] | None = None  # every node id collected, where the run selected some of them
+    calls: dict[str, list[str]] = field(default_factory=dict)  # node id -> "file:qualname" it called
 
     @property
     def timed_out(self) -> bool:

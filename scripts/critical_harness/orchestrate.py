@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from .compiled import is_compiled
-from .context import Context
+from .context import Context, Plan
 from .engine import evaluate, tail
 from .model import (
     KILLED,
@@ -63,10 +63,12 @@ def run_baseline(ctx: Context, project: Path, select: Sequence[str] | None, *, w
     what, be = ("the unmutated suite", "is") if select is None else ("the unmutated killed_by tests", "are")
     ctx.say(f"[baseline] running {what} of {' '.join(ctx.config.harness.tests)}")
     started = time.monotonic()
+    # The main baseline also records what each test calls, for the cases a mutant should run first.
+    plan = Plan(select=None if select is None else tuple(select), record_calls=warm)
     if warm:
-        run = ctx.pytest_unmutated(project, select)
+        run = ctx.pytest_unmutated(project, plan)
     else:
-        run = ctx.pytest(project, ctx.config.harness.tests, exitfirst=False, select=select)
+        run = ctx.pytest(project, ctx.config.harness.tests, exitfirst=False, plan=plan)
     if run.timed_out:
         raise SetupError(f"{what} did not finish within timeout_s={ctx.timeout:g}; raise timeout_s")
     if run.returncode not in (0, 5) or (run.returncode == 5 and select is None):
@@ -213,7 +215,9 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
         # Without --full a kill rests on the killed_by tests alone: the rest of the suite runs on the first
         # verdict that needs it (SuiteCheck).
         wanted = None if args.full else sorted({e for m in selected for e in m.spec.killed_by})
-        check_killed_by_exist(config, run_baseline(ctx, copies[0], wanted, warm=True))
+        baseline = run_baseline(ctx, copies[0], wanted, warm=True)
+        check_killed_by_exist(config, baseline)
+        ctx.calls = baseline.calls
         run_compiled_baseline(ctx, copies[0], selected)
         results = [run_canary(ctx, copies[0], args.full, len(others) + 1)]
         results += run_parallel(ctx, copies, others, args.full) if others else []

@@ -33,6 +33,9 @@ def _apply_record(run: TestRun, record: dict[str, object], started: list[str]) -
         _record_report(run, record)
     elif event == "collect_error":
         run.collect_errors.append(f"{record['nodeid'] or '<session>'}: {record['message']}")
+    elif event == "calls":
+        calls = record.get("calls")
+        run.calls[str(record["nodeid"])] = [str(c) for c in calls] if isinstance(calls, list) else []
     elif event == "collected":
         nodeids = record.get("nodeids")
         run.collected = [str(n) for n in nodeids] if isinstance(nodeids, list) else []

@@ -401,6 +401,26 @@ def test_only_runs_the_selected_mutants_after_the_canary(cli: Cli, project: Path
     assert set(by_id(load_json(tmp_path / "r.json"))) == {"add-minus", "clamp-low-deleted"}
 
 
+@pytest.mark.parametrize("engine", ["warm", "cold"])
+def test_cases_that_reach_the_mutant_run_first_and_decide_the_kill(
+    cli: Cli, project: Path, tmp_path: Path, engine: str
+) -> None:
+    # test_each_op[add] never reaches clamp: under a clamp mutant it runs after [clamp], which fails and
+    # decides the kill, so it never runs at all. Only the baseline runs it.
+    high = mutant(
+        "clamp-high-deleted", "clamp", [T + "test_each_op"], delete="if value > high:\n    return high\n"
+    )
+    write_config(project, [ADD_MINUS, high])
+    ran = tmp_path / "ran.log"
+    cli.extra_env["CHECK_CORE_RAN_LOG"] = str(ran)
+    done = cli.run("--engine", engine, "--json", str(tmp_path / "r.json"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ran.read_text().split() == ["add", "clamp", "clamp"]
+    assert by_id(load_json(tmp_path / "r.json"))["clamp-high-deleted"]["failed_tests"] == [
+        T + "test_each_op[clamp]"
+    ]
+
+
 # --------------------------------------------------------------------------- refusing to run
 
 
