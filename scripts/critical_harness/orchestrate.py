@@ -30,7 +30,7 @@ from .model import (
     SetupError,
     TestRun,
 )
-from .outcomes import entry_status
+from .outcomes import entry_status, merge_runs
 from .processes import Runner
 from .warm import SERVER_SOURCE
 from .workspace import COPIES_PREFIX, OWNER_FILE, identity, make_copy, remove_stale_copies, remove_tree
@@ -76,6 +76,31 @@ def run_baseline(ctx: Context, project: Path, select: Sequence[str] | None, *, w
     _check_package_location(run, project, ctx.config.harness.package)
     ctx.say(f"[baseline] {len(run.outcomes)} tests green in {time.monotonic() - started:.1f}s")
     return run
+
+
+def run_baselines(ctx: Context, copies: list[Path], selected: list[Mutant], full: bool) -> TestRun:
+    """Every baseline, spread over the copies side by side: the unmutated tests in shares, one per copy,
+    and the compiled sources' build with their tests in the last copy, after its share.
+
+    Without --full a kill rests on the killed_by tests alone: the rest of the suite runs on the first
+    verdict that needs it (SuiteCheck).
+    """
+    if full:
+        shares: list[list[str] | None] = [None]
+    else:
+        wanted = sorted({e for m in selected for e in m.spec.killed_by})
+        shares = [wanted[i :: len(copies)] for i in range(len(copies))]
+        shares = [share for share in shares if share] or [[]]
+
+    def work(index: int) -> list[TestRun]:
+        runs = [run_baseline(ctx, copies[index], shares[index], warm=True)] if index < len(shares) else []
+        if index == len(copies) - 1:
+            run_compiled_baseline(ctx, copies[index], selected)
+        return runs
+
+    with ThreadPoolExecutor(max_workers=len(copies)) as pool:
+        parts = list(pool.map(work, range(len(copies))))
+    return merge_runs([run for runs in parts for run in runs])
 
 
 class SuiteCheck:
@@ -212,13 +237,9 @@ def execute(config: Config, args: argparse.Namespace, selected: list[Mutant]) ->
         others = [m for m in selected if m.spec.id != canary.spec.id]
         jobs = max(1, min(args.jobs or config.harness.jobs, len(others)))
         copies = make_copies(ctx, jobs, any(is_compiled(m.spec.file) for m in selected))
-        # Without --full a kill rests on the killed_by tests alone: the rest of the suite runs on the first
-        # verdict that needs it (SuiteCheck).
-        wanted = None if args.full else sorted({e for m in selected for e in m.spec.killed_by})
-        baseline = run_baseline(ctx, copies[0], wanted, warm=True)
+        baseline = run_baselines(ctx, copies, selected, args.full)
         check_killed_by_exist(config, baseline)
         ctx.calls = baseline.calls
-        run_compiled_baseline(ctx, copies[0], selected)
         results = [run_canary(ctx, copies[0], args.full, len(others) + 1)]
         results += run_parallel(ctx, copies, others, args.full) if others else []
     finally:

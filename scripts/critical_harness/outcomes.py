@@ -82,3 +82,20 @@ def entry_status(entry: str, outcomes: dict[str, str]) -> str:
 
 def entry_matches(entry: str, nodeid: str) -> bool:
     return nodeid == entry or nodeid.startswith(entry + "[")
+
+
+def merge_runs(runs: list[TestRun]) -> TestRun:
+    """One record of several runs of disjoint tests: the first failure's status, every outcome."""
+    merged = TestRun(next((r.returncode for r in runs if r.returncode != 0), runs[0].returncode), "")
+    merged.output = "\n".join(r.output for r in runs)
+    for run in runs:
+        merged.outcomes |= run.outcomes
+        merged.messages |= run.messages
+        merged.order += run.order
+        merged.collect_errors += run.collect_errors
+        merged.calls |= run.calls
+        if merged.collected is None:
+            merged.collected = run.collected
+        if merged.package_files is None:
+            merged.package_files, merged.package_error = run.package_files, run.package_error
+    return merged
