@@ -62,10 +62,44 @@ cdef object _ref():
     return _reference
 
 
+cdef extern from *:
+    """
+    /* A dictionary's version changes on every write to it (Python 3.12 and 3.13 keep the field, deprecated;
+       3.14 drops it, and there every read looks the default up). */
+    #if PY_VERSION_HEX < 0x030E0000
+    #define GUARD_LIB_DICT_VERSIONED 1
+    #if defined(__GNUC__)
+    #pragma GCC diagnostic push
+    #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    #endif
+    static uint64_t guard_lib_dict_version(PyObject *d) { return ((PyDictObject *)d)->ma_version_tag; }
+    #if defined(__GNUC__)
+    #pragma GCC diagnostic pop
+    #endif
+    #else
+    #define GUARD_LIB_DICT_VERSIONED 0
+    static uint64_t guard_lib_dict_version(PyObject *d) { (void)d; return 0; }
+    #endif
+    """
+    unsigned long long _dict_version "guard_lib_dict_version"(dict d)
+    bint _DICT_VERSIONED "GUARD_LIB_DICT_VERSIONED"
+
+
+cdef unsigned long long _seen_version = 0
+cdef object _seen_default = None
+
+
 cdef inline object _default_runtime():
-    # The module's dictionary read directly: ``use_runtime`` may replace the default at any time.
+    # Read from the module's dictionary: ``use_runtime`` may replace the default at any time. While the
+    # dictionary's version is the one last seen, nothing in it changed, so the default read then stands.
+    global _seen_version, _seen_default
+    cdef unsigned long long version = _dict_version(_runtime_globals)
+    if _DICT_VERSIONED and version == _seen_version:
+        return _seen_default
     cdef PyObject *found = PyDict_GetItemWithError(_runtime_globals, "_default")
-    return None if found == NULL else <object>found
+    _seen_default = None if found == NULL else <object>found
+    _seen_version = version
+    return _seen_default
 
 
 cdef _Entry _last_entry = None
@@ -475,10 +509,10 @@ cdef class device(_Borrow):
     own, so recursive calls and calls from several threads each restore their own caller's device.
     """
 
-    def __init__(self, device_index, *, runtime=None):
+    # Set at allocation, not in __init__: a class with no __init__ is built by one vectorcall.
+    def __cinit__(self, device_index, *, runtime=None):
         self._index = device_index
         self._requested_runtime = runtime
-        self._owes = False
 
     def __enter__(self):
         return self._enter()
