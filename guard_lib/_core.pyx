@@ -509,10 +509,10 @@ cdef class device(_Borrow):
     own, so recursive calls and calls from several threads each restore their own caller's device.
     """
 
-    # Set at allocation, not in __init__: a class with no __init__ is built by one vectorcall.
-    def __cinit__(self, device_index, *, runtime=None):
+    def __init__(self, device_index, *, runtime=None):
         self._index = device_index
         self._requested_runtime = runtime
+        self._owes = False
 
     def __enter__(self):
         return self._enter()

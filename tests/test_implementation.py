@@ -312,6 +312,18 @@ def test_a_borrow_entered_again_under_another_default_restores_through_it(order:
     assert [rt.current_device for rt in runtimes] == [0, 0]
 
 
+def test_a_subclass_of_device_takes_arguments_of_its_own(sim: SimulatedRuntime) -> None:
+    # Construction goes through __init__ in both implementations, so a subclass may add arguments.
+    class Tagged(device):
+        def __init__(self, index: int, tag: str) -> None:
+            super().__init__(index, runtime=sim)
+            self.tag = tag
+
+    with Tagged(1, "backend") as borrow:
+        assert sim.current_device == 1
+    assert (type(borrow), borrow.tag, sim.current_device) == (Tagged, "backend", 0)
+
+
 def test_a_subclass_creates_guards_of_its_own_kind(sim: SimulatedRuntime) -> None:
     class Mine(DeviceGuard):
         __slots__ = ()
