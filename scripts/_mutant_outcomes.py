@@ -153,10 +153,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep
     _run_first(items, set(json.loads(os.environ.get(FIRST_ENV) or "[]")))
-    # Only a test with several cases has an order to learn: the others run as they are, untraced.
-    places = _places(items)
     _several_cases.clear()
-    _several_cases.update(i.nodeid for i in items if len(places[_function_of(i.nodeid)]) > 1)
+    if os.environ.get(CALLS_ENV) == "1":
+        # Only a test with several cases has an order to learn: the others run as they are, untraced.
+        places = _places(items)
+        _several_cases.update(i.nodeid for i in items if len(places[_function_of(i.nodeid)]) > 1)
 
 
 def _function_of(nodeid: str) -> str:
@@ -185,7 +186,7 @@ def _run_first(items: list[pytest.Item], first: set[str]) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     package = os.environ.get(PACKAGE_ENV)
-    if not package or os.environ.get(CALLS_ENV) != "1" or item.nodeid not in _several_cases:
+    if not package or item.nodeid not in _several_cases:
         yield
         return
     root = str(item.config.rootpath / package) + os.sep

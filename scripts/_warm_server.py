@@ -11,8 +11,8 @@ group is then killed), or ``{"cold": reason}`` when the function cannot be swapp
 
 Run as ``python -m _warm_server --build PYX...`` it is the copy's builder instead: it imports setuptools
 and Cython and translates each named source once, so that Cython's caches are warm, then reads one job
-per line (the environment, where the output goes, the time limit) and forks a child that runs the
-copy's own ``setup.py build_ext --inplace --force``; it answers as above.
+per line (the build script and its arguments, the environment, where the output goes, the time limit)
+and forks a child that runs the copy's own build script in this process; it answers as above.
 
 The server makes no CUDA call: the test server serves the simulated runtime only, as CUDA is not
 fork-safe once initialised. The child's parent-death signal ends it with the server, and the server's
@@ -177,17 +177,14 @@ def serve(collect_args: list[str]) -> int:
     return 0
 
 
-BUILD_ARGS = ["setup.py", "-q", "build_ext", "--inplace", "--force"]
-
-
 def _build_child(job: dict[str, Any]) -> None:
     _detach(job["output"])
     os.environ.clear()
     os.environ.update(job["env"])
     code = 1
     try:
-        sys.argv = list(BUILD_ARGS)
-        runpy.run_path("setup.py", run_name="__main__")
+        sys.argv = list(job["argv"])
+        runpy.run_path(sys.argv[0], run_name="__main__")
         code = 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)

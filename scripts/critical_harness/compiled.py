@@ -40,8 +40,12 @@ def build_env(env: dict[str, str]) -> dict[str, str]:
     return {**env, BUILD_ENV: "compiled", "CFLAGS": f"{env.get('CFLAGS', '')} {MUTANT_CFLAGS}".strip()}
 
 
+# The copy's own build script and its arguments: run by a fresh interpreter, or inside the warm builder.
+BUILD_ARGS = ("setup.py", "-q", "build_ext", "--inplace", "--force")
+
+
 def build_command() -> list[str]:
-    return [sys.executable, "setup.py", "-q", "build_ext", "--inplace", "--force"]
+    return [sys.executable, *BUILD_ARGS]
 
 
 def build_outputs(project: Path, file: str) -> list[Path]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePosixPath
 
-from .compiled import IMPL_ENV, build_command, build_env, implementation, is_compiled
+from .compiled import BUILD_ARGS, IMPL_ENV, build_command, build_env, implementation, is_compiled
 from .model import (
     CALLS_ENV,
     DECIDED_ENV,
@@ -221,7 +221,7 @@ class Context:
         builder = self.builder(project)
         if builder is not None:
             with contextlib.suppress(GoCold):
-                return builder.build(env, self.timeout * 4)
+                return builder.build(list(BUILD_ARGS), env, self.timeout * 4)
         return self.runner.run(build_command(), project, env, self.timeout * 4)
 
     def say(self, message: str) -> None:

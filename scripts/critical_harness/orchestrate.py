@@ -108,20 +108,21 @@ class SuiteCheck:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._answer: SetupError | bool | None = False  # False: not run yet
+        self._ran = False
+        self._error: SetupError | None = None
 
     def __call__(self, ctx: Context) -> None:
         with self._lock:
-            if self._answer is False:
+            if not self._ran:
+                self._ran = True
                 ctx.say("[baseline] a verdict rests on the rest of the suite")
                 try:
                     copy = make_copy(ctx.snapshot, ctx.tmp / "suite" / "project")
                     run_baseline(ctx, copy, None, warm=False)
-                    self._answer = None
                 except SetupError as error:
-                    self._answer = error
-            if isinstance(self._answer, SetupError):
-                raise SetupError(str(self._answer))
+                    self._error = error
+            if self._error is not None:
+                raise SetupError(str(self._error))
 
 
 def run_compiled_baseline(ctx: Context, project: Path, mutants: list[Mutant]) -> None:

@@ -130,11 +130,13 @@ class WarmServer:
             text = Path(job["output"]).read_text(encoding="utf-8", errors="replace")
         return (None if code is None else int(code)), text
 
-    def build(self, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
-        """(exit status or None past the timeout, output) of the copy's build, forked from the builder."""
+    def build(self, argv: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str]:
+        """(exit status or None past the timeout, output) of the build script ``argv`` (script first),
+        run in a child forked from the builder."""
         self._jobs += 1
         output = self._tmp / f"build-{self._jobs}.out"
-        return self._submit({"env": env, "output": str(output), "timeout": timeout}, timeout)
+        job = {"argv": argv, "env": env, "output": str(output), "timeout": timeout}
+        return self._submit(job, timeout)
 
     def pytest(
         self, mutant: Mutant | None, args: list[str], env: dict[str, str], timeout: float
@@ -151,7 +153,8 @@ class WarmServer:
 
 
 class _Slot:
-    def __init__(self) -> None:
+    def __init__(self, where: Path) -> None:
+        self.where = where
         self.lock = threading.Lock()
         self.launched = False
         self.ready = False
@@ -176,14 +179,15 @@ class ServerPool:
 
     def _slot(self, kind: str, project: Path, launch: Callable[[Path], WarmServer]) -> _Slot:
         with self._lock:
-            slot = self._slots.setdefault((kind, project), _Slot())
-            where = self._tmp / f"{kind}-{len(self._slots)}"
+            if (kind, project) not in self._slots:
+                self._slots[kind, project] = _Slot(self._tmp / f"{kind}-{len(self._slots)}")
+            slot = self._slots[kind, project]
         with slot.lock:
             if not slot.launched:
                 slot.launched = True
                 try:
-                    where.mkdir()
-                    slot.server = launch(where)
+                    slot.where.mkdir()
+                    slot.server = launch(slot.where)
                 except OSError as exc:
                     slot.failure = str(exc)
         return slot
