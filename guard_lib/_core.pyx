@@ -242,7 +242,9 @@ cdef inline Err _err(object error):
     return outcome
 
 
+# A device is made and dropped on every use; a short freelist spares the allocator both ways.
 @cython.auto_pickle(False)
+@cython.freelist(8)
 cdef class _Borrow:
     """What ``DeviceGuard`` and ``device`` share: the selection, and the restore that undoes it."""
 
@@ -420,6 +422,10 @@ cdef class DeviceGuard(_Borrow):
     Use it as a context manager. A guard belongs to the thread that created it, because CUDA's current
     device is per thread. ``take()`` hands the borrow to a new guard; only that one restores.
     """
+
+    # Only there to make a DeviceGuard larger than a _Borrow, which keeps it out of the freelist: an object
+    # taken from it keeps the collector's "finalised" mark, so a reused guard would never warn again.
+    cdef char _not_freelisted
 
     def __init__(self, *args, **kwargs):
         raise TypeError("DeviceGuard cannot be constructed directly: use DeviceGuard.create(index)")

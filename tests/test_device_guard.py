@@ -396,6 +396,18 @@ def test_guard_dropped_while_owing_a_restore_warns_and_does_not_restore(sim: Sim
     assert current(sim) == 1
 
 
+def test_every_guard_dropped_while_owing_warns_not_only_the_first(sim: SimulatedRuntime) -> None:
+    # Guards and borrows come and go by the thousand; reusing their memory must not silence a later drop.
+    for _ in range(3):
+        with device(1, runtime=sim):
+            pass
+        guard = DeviceGuard.create(1, runtime=sim).unwrap()
+        with pytest.warns(ResourceWarning, match="CUDA device 1 .*device 0 was never restored"):
+            del guard
+            gc.collect()
+        sim.set_device(0)
+
+
 def test_closed_or_taken_guard_dropped_is_silent(
     sim: SimulatedRuntime, recwarn: pytest.WarningsRecorder
 ) -> None:
