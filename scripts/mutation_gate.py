@@ -46,6 +46,7 @@ from mutation_common import (
     read_mutation_config,
     universe_of,
 )
+from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Verdict, mutant_key
 from mutation_sweep import config as sweep_config
 from mutation_sweep.judge import Judgement, judge
 from mutation_sweep.tools.results import ResultsError, SweepResults
@@ -59,17 +60,6 @@ INCOMPLETE = {"not checked"}
 KNOWN = KILLED | SURVIVED | UNEXCUSABLE | EXCLUDED | INCOMPLETE
 
 CRITICAL_VERDICTS = {"killed", "survived", "timeout", "invalid", "not-exercised", "wrong-reason"}
-
-
-@dataclass
-class CriticalMutant:
-    id: str
-    verdict: str
-    file: str = ""
-    scope: str = ""
-    why: str = ""
-    killed_by: str = ""
-    diff: str = ""
 
 
 @dataclass
@@ -87,7 +77,7 @@ class Evaluation:
     other_shards: list[Equivalent] = field(default_factory=list)  # a shard cannot say they are stale
     ambiguous: list[tuple[Equivalent, list[str]]] = field(default_factory=list)
     refuted: list[tuple[Equivalent, str]] = field(default_factory=list)
-    critical: list[CriticalMutant] | None = None
+    critical: list[JudgedMutant] | None = None  # the harness's verdicts, judged as they are read
     sweep: Judgement | None = None
     sweep_results: SweepResults | None = None
 
@@ -106,8 +96,8 @@ class Evaluation:
         return f"mutmut score {self.score:.2f}% (min {self.config.min_score:g}%)"
 
     @property
-    def critical_failures(self) -> list[CriticalMutant]:
-        return [c for c in self.critical or [] if c.verdict != "killed"]
+    def critical_failures(self) -> list[JudgedMutant]:
+        return [c for c in self.critical or [] if c.verdict is not Verdict.KILLED]
 
     def findings(self) -> list[str]:
         found: list[str] = []
@@ -130,7 +120,7 @@ class Evaluation:
         for entry, name in self.refuted:
             found.append(f"refuted {entry.describe()}: {name} is killed, so not equivalent; delete the entry")
         for c in self.critical_failures:
-            found.append(f"critical mutant {c.id}: {c.verdict} ({c.file} {c.scope}) {c.why}".rstrip())
+            found.append(f"critical mutant {c.id}: {c.status} ({c.file} {c.scope}) {c.note}".rstrip())
         if self.sweep is not None:
             found += self.sweep.findings()
         return found
@@ -175,19 +165,99 @@ class EngineTally:
         }
 
 
+def engines(ev: Evaluation) -> list[str]:
+    """The engines whose results this evaluation holds, in the order every output lists them."""
+    present = {MUTMUT: True, SWEEP: ev.sweep is not None, CRITICAL: ev.critical is not None}
+    return [engine for engine, there in present.items() if there]
+
+
 def tally(ev: Evaluation) -> list[EngineTally]:
-    """The one count every output prints: per engine, critical mutants apart from mutmut's."""
-    equivalent = sum(1 for m in ev.excluded if m.name in ev.equivalent_of)
-    counts = [
-        EngineTally("mutmut", len(ev.killed), equivalent, len(ev.survivors), len(ev.excluded) - equivalent)
+    """The one count every output prints: per engine, each mutant once, as ``judged`` classes it."""
+    counts = {(engine, verdict): 0 for engine in engines(ev) for verdict in Verdict}
+    for mutant in judged(ev):
+        counts[mutant.engine, mutant.verdict] += 1
+    return [
+        EngineTally(
+            engine,
+            killed=counts[engine, Verdict.KILLED],
+            equivalent=counts[engine, Verdict.EQUIVALENT],
+            not_killed=counts[engine, Verdict.NOT_KILLED],
+            skipped=counts[engine, Verdict.SKIPPED],
+        )
+        for engine in engines(ev)
     ]
+
+
+def judged(ev: Evaluation) -> list[JudgedMutant]:
+    """Every engine's mutants as the one model the counts and the reports read; mutmut's, the sweep's,
+    then the harness's, each in its own order."""
+    found = [_judged_mutmut(m, ev) for m in sorted(ev.results.mutants, key=lambda m: natural_key(m.name))]
     if ev.sweep is not None:
-        j = ev.sweep
-        counts.append(EngineTally("sweep", len(j.killed), len(j.equivalent), len(j.survivors)))
-    if ev.critical is not None:
-        failed = len(ev.critical_failures)
-        counts.append(EngineTally("critical", len(ev.critical) - failed, 0, failed))
-    return counts
+        reviewed = {r.mutant.id: e.reason for r, e in ev.sweep.equivalent}
+        killed = {r.mutant.id for r in ev.sweep.killed}
+        every = [*ev.sweep.killed, *(r for r, _ in ev.sweep.equivalent), *ev.sweep.survivors]
+        for result in sorted(every, key=lambda r: r.mutant.id):
+            m = result.mutant
+            verdict = (
+                Verdict.KILLED
+                if m.id in killed
+                else Verdict.EQUIVALENT
+                if m.id in reviewed
+                else Verdict.NOT_KILLED
+            )
+            found.append(
+                JudgedMutant(
+                    engine=SWEEP,
+                    id=m.id,
+                    key=m.key,
+                    file=m.file,
+                    scope=m.scope,
+                    operator=m.operator,
+                    original=m.original,
+                    replacement=m.mutated,
+                    status=result.verdict,
+                    verdict=verdict,
+                    line=m.line,
+                    end_line=m.end_line,
+                    note=reviewed.get(m.id, ""),
+                    killed_by=(result.failed,) if result.failed else (),
+                    duration=result.duration,
+                )
+            )
+    found += ev.critical or []
+    return found
+
+
+def _judged_mutmut(mutant: MutantRecord, ev: Evaluation) -> JudgedMutant:
+    equivalent = ev.equivalent_of.get(mutant.name)
+    if mutant.status in KILLED:
+        verdict = Verdict.KILLED
+    elif equivalent is not None:
+        verdict = Verdict.EQUIVALENT
+    elif mutant.status in EXCLUDED:
+        verdict = Verdict.SKIPPED
+    else:
+        verdict = Verdict.NOT_KILLED
+    scope = mutant.parsed.qualname
+    return JudgedMutant(
+        engine=MUTMUT,
+        id=mutant.name,
+        key=mutant_key(mutant.file, scope, mutant.mutator, mutant.original, mutant.replacement),
+        file=mutant.file,
+        scope=scope,
+        operator=mutant.mutator,
+        original=mutant.original,
+        replacement=mutant.replacement,
+        status=mutant.status,
+        verdict=verdict,
+        line=mutant.line,
+        end_line=mutant.end_line,
+        column=mutant.column,
+        end_column=mutant.end_column,
+        note=equivalent.reason if equivalent is not None else "",
+        duration=mutant.duration,
+        diff=mutant.diff,
+    )
 
 
 def _first_added(mutant: MutantRecord) -> str:
@@ -241,9 +311,7 @@ def _check_whole(results: Results) -> None:
         )
 
 
-def evaluate(
-    results: Results, config: GateConfig, critical: list[CriticalMutant] | None = None
-) -> Evaluation:
+def evaluate(results: Results, config: GateConfig, critical: list[JudgedMutant] | None = None) -> Evaluation:
     _check_complete(results)
     _check_whole(results)
     ev = Evaluation(results=results, config=config, critical=critical)
@@ -297,7 +365,7 @@ def _functions_in_scope(results: Results) -> set[str] | None:
     return set(results.scope.get("functions") or {m.parsed.function for m in results.mutants})
 
 
-def check_critical_complete(critical: list[CriticalMutant], config: Path) -> None:
+def check_critical_complete(critical: list[JudgedMutant], config: Path) -> None:
     """Critical results pass only when they answer for every mutant of the catalogue, and no other."""
     entries = read_mutation_config(config).get("mutant") or []
     catalogue = [e.get("id") for e in entries if isinstance(e, dict)]
@@ -331,7 +399,7 @@ def _some(ids: Sequence[object], shown: int = 5) -> str:
     return text + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
-def load_critical(path: Path) -> list[CriticalMutant]:
+def load_critical(path: Path) -> list[JudgedMutant]:
     hint = f"python scripts/critical_mutants.py run --json {path}"
     if not path.is_file():
         raise InputError(f"{path}: no critical-mutant results. Run `{hint}` first.")
@@ -342,7 +410,7 @@ def load_critical(path: Path) -> list[CriticalMutant]:
     entries = data.get("mutants") if isinstance(data, dict) else data
     if not isinstance(entries, list):
         raise InputError(f"{path}: expected a 'mutants' list (the --json output of critical_mutants.py)")
-    mutants: list[CriticalMutant] = []
+    mutants: list[JudgedMutant] = []
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             raise InputError(f"{path}: every critical mutant needs a string 'id': {entry!r}")
@@ -351,18 +419,34 @@ def load_critical(path: Path) -> list[CriticalMutant]:
             raise InputError(f"{path}: mutant {entry['id']}: unknown verdict {verdict!r}")
         # the tests that actually failed, when the harness says; its killed_by is what was expected
         killed_by = entry.get("failed_tests") or entry.get("killed_by") or ""
+        file, scope = str(entry.get("file") or ""), str(entry.get("scope") or "")
+        diff = str(entry.get("diff") or "")
+        removed, added = diff_sides(diff)
+        original, replacement = "\n".join(removed), "\n".join(added)
         mutants.append(
-            CriticalMutant(
+            JudgedMutant(
+                engine=CRITICAL,
                 id=entry["id"],
-                verdict=verdict,
-                file=str(entry.get("file") or ""),
-                scope=str(entry.get("scope") or ""),
-                why=str(entry.get("why") or ""),
-                killed_by=", ".join(killed_by) if isinstance(killed_by, list) else str(killed_by),
-                diff=str(entry.get("diff") or ""),
+                # the harness's own key (what the catalogue entry edits), else one from the diff
+                key=str(entry.get("key") or mutant_key(file, scope, "CriticalMutant", original, replacement)),
+                file=file,
+                scope=scope,
+                operator="CriticalMutant",
+                original=original,
+                replacement=replacement,
+                status=verdict,
+                verdict=Verdict.KILLED if verdict == "killed" else Verdict.NOT_KILLED,
+                note=str(entry.get("why") or ""),
+                killed_by=tuple(map(str, killed_by)) if isinstance(killed_by, list) else _some_one(killed_by),
+                duration=entry.get("seconds") if isinstance(entry.get("seconds"), (int, float)) else None,
+                diff=diff,
             )
         )
     return mutants
+
+
+def _some_one(value: object) -> tuple[str, ...]:
+    return (str(value),) if value else ()
 
 
 def attach_sweep(ev: Evaluation, path: Path, config: Path) -> None:

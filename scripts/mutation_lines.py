@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 from mutation_common import repo_text
-from mutation_gate import CriticalMutant, Evaluation
+from mutation_gate import Evaluation
+from mutation_model import JudgedMutant
 from mutation_sweep.tools.line_engines import LineCoverage, line_coverage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +75,7 @@ def coverage_lines(coverage: LineCoverage) -> list[str]:
     return lines
 
 
-def critical_line(crit: CriticalMutant, source: str) -> int:
+def critical_line(crit: JudgedMutant, source: str) -> int:
     """Where the harness's mutant is: its hunk header, else the first removed line found in the file."""
     diff_lines = crit.diff.splitlines()
     for index, text in enumerate(diff_lines):

@@ -21,41 +21,43 @@ from typing import Any
 
 from mutation_common import (
     InputError,
-    MutantRecord,
     add_input_arguments,
     check_output,
     load_gate_config,
     load_results,
-    natural_key,
     read_toml,
 )
-from mutation_gate import Evaluation, attach_sweep, evaluate, load_critical, tally
+from mutation_gate import Evaluation, attach_sweep, evaluate, judged, load_critical, tally
 from mutation_html import render_html
 from mutation_lines import coverage_lines, critical_line, line_engines, one_line, source_of
+from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Verdict
 from mutmut_coverage import analyse
 
-# mutmut status -> mutation-testing-elements status
+# each engine's own word -> mutation-testing-elements status; a reviewed equivalent is "Ignored" whatever
+# its engine said
 SCHEMA_STATUS = {
-    "killed": "Killed",
-    "survived": "Survived",
-    "no tests": "NoCoverage",
-    "timeout": "Timeout",
-    "caught by type check": "CompileError",
-    "segfault": "Killed",
-    "suspicious": "RuntimeError",
-    "check was interrupted by user": "RuntimeError",
-    "skipped": "Ignored",
-    "not checked": "Pending",
-}
-# critical harness verdict -> mutation-testing-elements status
-CRITICAL_STATUS = {
-    "killed": "Killed",
-    "survived": "Survived",
-    # the harness's timeout is a finding, not a kill: shown as what the gate counts it
-    "timeout": "Survived",
-    "invalid": "CompileError",
-    "not-exercised": "NoCoverage",
-    "wrong-reason": "Survived",
+    MUTMUT: {
+        "killed": "Killed",
+        "survived": "Survived",
+        "no tests": "NoCoverage",
+        "timeout": "Timeout",
+        "caught by type check": "CompileError",
+        "segfault": "Killed",
+        "suspicious": "RuntimeError",
+        "check was interrupted by user": "RuntimeError",
+        "skipped": "Ignored",
+        "not checked": "Pending",
+    },
+    SWEEP: {"killed": "Killed", "survived": "Survived", "timeout": "Timeout", "no tests": "NoCoverage"},
+    CRITICAL: {
+        "killed": "Killed",
+        "survived": "Survived",
+        # the harness's timeout is a finding, not a kill: shown as what the gate counts it
+        "timeout": "Survived",
+        "invalid": "CompileError",
+        "not-exercised": "NoCoverage",
+        "wrong-reason": "Survived",
+    },
 }
 STATUS_REASON = {
     "segfault": "the test process died by a signal (crash or CPU limit): counted as killed",
@@ -67,81 +69,17 @@ STATUS_REASON = {
 
 
 def schema_report(ev: Evaluation) -> dict[str, Any]:
-    """The mutation-testing-elements JSON for mutmut's mutants plus the critical harness's."""
+    """The mutation-testing-elements JSON: every engine's mutants, one row each, from the one model."""
     high = int(ev.config.min_score)
     files: dict[str, dict[str, Any]] = {}
-
-    def file_entry(path: str) -> dict[str, Any]:
+    for mutant in judged(ev):
+        path = mutant.file or f"({mutant.engine})"
         if path not in files:
             source = ev.results.sources.get(path)
             if source is None:
                 source = source_of(path)
             files[path] = {"language": "python", "source": source or "", "mutants": []}
-        return files[path]
-
-    for mutant in sorted(ev.results.mutants, key=lambda m: natural_key(m.name)):
-        entry = file_entry(mutant.file)
-        equivalent = ev.equivalent_of.get(mutant.name)
-        item: dict[str, Any] = {
-            "id": mutant.name,
-            "mutatorName": mutant.mutator,
-            "replacement": mutant.replacement,
-            "location": {
-                "start": {"line": mutant.line, "column": mutant.column},
-                "end": {"line": mutant.end_line, "column": mutant.end_column},
-            },
-            "status": "Ignored" if equivalent else SCHEMA_STATUS[mutant.status],
-            "description": _describe(mutant),
-        }
-        reason = f"equivalent: {equivalent.reason}" if equivalent else STATUS_REASON.get(mutant.status)
-        if reason:
-            item["statusReason"] = reason
-        if mutant.duration is not None:
-            item["duration"] = round(mutant.duration * 1000, 3)
-        entry["mutants"].append(item)
-    for crit in ev.critical or []:
-        entry = file_entry(crit.file or "(critical harness)")
-        line = critical_line(crit, entry["source"])
-        critical_item: dict[str, Any] = {
-            "id": f"critical:{crit.id}",
-            "mutatorName": "CriticalMutant",
-            "replacement": _added_text(crit.diff),
-            "location": {"start": {"line": line, "column": 1}, "end": {"line": line, "column": 1}},
-            "status": CRITICAL_STATUS[crit.verdict],
-            "description": f"critical mutant {crit.id} ({crit.scope}): {crit.why}".strip(),
-            "statusReason": f"harness verdict: {crit.verdict}",
-        }
-        if crit.killed_by:
-            critical_item["killedBy"] = [crit.killed_by]
-        entry["mutants"].append(critical_item)
-    if ev.sweep is not None:
-        reviewed = {r.mutant.id: e for r, e in ev.sweep.equivalent}
-        killed = {r.mutant.id for r in ev.sweep.killed}
-        for result in sorted(
-            [*ev.sweep.killed, *(r for r, _ in ev.sweep.equivalent), *ev.sweep.survivors],
-            key=lambda r: r.mutant.id,
-        ):
-            m = result.mutant
-            entry = file_entry(m.file)
-            status = "Killed" if m.id in killed else "Ignored" if m.id in reviewed else "Survived"
-            status = {"timeout": "Timeout", "no tests": "NoCoverage"}.get(result.verdict, status)
-            sweep_item: dict[str, Any] = {
-                "id": f"sweep:{m.id}",
-                "mutatorName": m.operator,
-                "replacement": m.mutated,
-                "location": {
-                    "start": {"line": m.line, "column": 1},
-                    "end": {"line": m.end_line, "column": 1},
-                },
-                "status": status,
-                "description": f"{m.scope}: {one_line(m.original)} -> {one_line(m.mutated) or '(nothing)'}",
-                "statusReason": f"equivalent: {reviewed[m.id].reason}"
-                if m.id in reviewed
-                else f"sweep verdict: {result.verdict}",
-            }
-            if result.failed:
-                sweep_item["killedBy"] = [result.failed]
-            entry["mutants"].append(sweep_item)
+        files[path]["mutants"].append(schema_item(mutant, files[path]["source"]))
     return {
         "schemaVersion": "1",
         "thresholds": {"high": high, "low": max(0, high - 20)},
@@ -154,15 +92,34 @@ def schema_report(ev: Evaluation) -> dict[str, Any]:
     }
 
 
-def _describe(mutant: MutantRecord) -> str:
-    original = mutant.original or "(nothing)"
-    replacement = mutant.replacement or "(nothing)"
-    return f"{mutant.parsed.qualname}: {original!s} -> {replacement!s} [{mutant.status}]"
-
-
-def _added_text(diff: str) -> str:
-    added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    return "\n".join(line.strip() for line in added)
+def schema_item(mutant: JudgedMutant, source: str) -> dict[str, Any]:
+    """One mutant as mutation-testing-elements writes it, whichever engine judged it."""
+    line, end_line = mutant.line, mutant.end_line
+    if mutant.engine == CRITICAL:
+        # the harness names its edit by text, not place: found again in the source it was made in
+        line = end_line = critical_line(mutant, source)
+    equivalent = mutant.verdict is Verdict.EQUIVALENT
+    before, after = one_line(mutant.original) or "(nothing)", one_line(mutant.replacement) or "(nothing)"
+    item: dict[str, Any] = {
+        "id": mutant.report_id,
+        "mutatorName": mutant.operator,
+        "replacement": mutant.replacement,
+        "location": {
+            "start": {"line": line, "column": mutant.column},
+            "end": {"line": end_line, "column": mutant.end_column},
+        },
+        "status": "Ignored" if equivalent else SCHEMA_STATUS[mutant.engine][mutant.status],
+        "description": f"{mutant.scope}: {before} -> {after} [{mutant.engine}: {mutant.status}]",
+    }
+    if equivalent:
+        item["statusReason"] = f"equivalent: {mutant.note}"
+    elif mutant.note or mutant.status in STATUS_REASON:
+        item["statusReason"] = mutant.note or STATUS_REASON[mutant.status]
+    if mutant.killed_by:
+        item["killedBy"] = list(mutant.killed_by)
+    if mutant.duration is not None:
+        item["duration"] = round(mutant.duration * 1000, 3)
+    return item
 
 
 def visibility(pyproject: Path) -> str | None:
@@ -235,8 +192,8 @@ def render_markdown(ev: Evaluation, *, max_rows: int = 50, seen: str | None = No
             "| --- | --- | --- | --- | --- |",
         ]
         for c in ev.critical:
-            mark = "✅" if c.verdict == "killed" else "❌"
-            lines.append(f"| `{c.id}` | {mark} {c.verdict} | {c.file} | {_cell(c.scope)} | {_cell(c.why)} |")
+            mark = "✅" if c.verdict is Verdict.KILLED else "❌"
+            lines.append(f"| `{c.id}` | {mark} {c.status} | {c.file} | {_cell(c.scope)} | {_cell(c.note)} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -6,19 +6,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from mutation_model import KILLED, SURVIVED, TIMEOUT
+
 from .compiled import build_outputs, implementation, is_compiled
 from .context import NO_PLAN, Context, Plan
-from .model import (
-    INVALID,
-    KILLED,
-    NOT_EXERCISED,
-    SURVIVED,
-    TIMEOUT,
-    WRONG_REASON,
-    Mutant,
-    Result,
-    TestRun,
-)
+from .model import INVALID, NOT_EXERCISED, WRONG_REASON, Mutant, Result, TestRun
 from .outcomes import entry_matches, entry_status
 from .warm import GoCold, WarmServer
 

@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from mutation_model import KILLED
+
 from .compiled import is_compiled
 from .context import Context, Plan
 from .engine import evaluate, tail
 from .model import (
-    KILLED,
     PLUGIN_SOURCE,
     WRONG_REASON,
     Config,

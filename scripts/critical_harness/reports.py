@@ -7,7 +7,9 @@ import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from .model import EXIT_OK, KILLED, NOT_EXERCISED, VERDICTS, Result, RunReport
+from mutation_model import KILLED
+
+from .model import EXIT_OK, NOT_EXERCISED, VERDICTS, Result, RunReport
 from .outcomes import entry_matches
 
 
@@ -129,6 +131,7 @@ def _result_json(result: Result) -> dict[str, object]:
     spec = result.mutant.spec
     return {
         "id": spec.id,
+        "key": spec.key,
         "verdict": result.verdict,
         "finding": result.is_finding,
         "canary": result.canary,

@@ -9,6 +9,8 @@ part of the gate. ``work_item`` holds the record they all share.
 
 from __future__ import annotations
 
-from .work_item import KILLED, NO_TESTS, SURVIVED, TIMEOUT, VERDICTS, Mutant, Result
+from mutation_model import KILLED, SURVIVED, TIMEOUT
+
+from .work_item import NO_TESTS, VERDICTS, Mutant, Result
 
 __all__ = ["KILLED", "NO_TESTS", "SURVIVED", "TIMEOUT", "VERDICTS", "Mutant", "Result"]

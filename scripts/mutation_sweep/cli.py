@@ -22,13 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from coverage.parser import PythonParser
+from mutation_model import KILLED
 
 from . import config as sweep_config
 from .distribution import fork_engine
 from .generate import Generated, generate
 from .select_tests import SUITE, test_map, tests_for
 from .tools.results import ResultsError, SweepResults, load, merge, select_shard, universe_of
-from .work_item import KILLED, Result
+from .work_item import Result
 
 log = logging.getLogger("mutation_sweep")
 ROOT = Path(__file__).resolve().parents[2]

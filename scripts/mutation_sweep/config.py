@@ -17,8 +17,9 @@ else:  # pragma: no cover - exercised only on 3.10
     pass
 
 from mutation_config_file import ConfigFileError, read_config
+from mutation_model import mutant_key
 
-from .work_item import Mutant, _one_line
+from .work_item import Mutant
 
 
 class ConfigError(Exception):
@@ -38,9 +39,7 @@ class Equivalent:
 
     @property
     def key(self) -> str:
-        return "|".join(
-            (self.file, self.scope, self.operator, _one_line(self.original), _one_line(self.mutated))
-        )
+        return mutant_key(self.file, self.scope, self.operator, self.original, self.mutated)
 
     def matches(self, mutant: Mutant) -> bool:
         return mutant.key == self.key and self.occurrence in (None, mutant.occurrence)

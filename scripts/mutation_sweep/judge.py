@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mutation_model import KILLED, TIMEOUT
+
 from .config import Equivalent
 from .tools.results import SweepResults
-from .work_item import KILLED, TIMEOUT, Result
+from .work_item import Result
 
 
 @dataclass

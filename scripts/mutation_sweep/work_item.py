@@ -1,13 +1,18 @@
-"""A generated mutant and its verdict: the one record every stage of the sweep shares."""
+"""A generated mutant and its verdict: the one record every stage of the sweep shares.
+
+Its key and its words for a verdict are the ones every engine uses (``mutation_model``).
+"""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 
+from mutation_model import KILLED, SURVIVED, TIMEOUT, mutant_key
+
 # Verdicts. A mutant is killed when a selected test fails (or the mutant cannot be imported, which
 # fails every test), survives when all of them pass, and times out past the per-mutant limit.
-KILLED, SURVIVED, TIMEOUT, NO_TESTS = "killed", "survived", "timeout", "no tests"
+NO_TESTS = "no tests"
 VERDICTS = (KILLED, SURVIVED, TIMEOUT, NO_TESTS)
 
 
@@ -36,9 +41,7 @@ class Mutant:
 
     @property
     def key(self) -> str:
-        return "|".join(
-            (self.file, self.scope, self.operator, _one_line(self.original), _one_line(self.mutated))
-        )
+        return mutant_key(self.file, self.scope, self.operator, self.original, self.mutated)
 
     @property
     def id(self) -> str:
@@ -58,7 +61,3 @@ class Result:
     failed: str = ""  # the first test that failed, when one did
     duration: float = 0.0
     detail: str = field(default="", compare=False)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

@@ -35,6 +35,7 @@ T = "tests/check_core.py::"
 if str(SCRIPT.parent) not in sys.path:
     sys.path.insert(0, str(SCRIPT.parent))
 import critical_mutants as cm  # noqa: E402
+from mutation_model import mutant_key  # noqa: E402
 
 Mutant = dict[str, object]
 
@@ -196,6 +197,8 @@ def test_all_killed_exits_0_and_writes_reports(cli: Cli, tmp_path: Path) -> None
     assert add["failed_tests"] == [T + "test_add"]
     assert add["first_failure"] == "AssertionError: add(2, 3) must be 5"
     assert add["first_failure_test"] == T + "test_add"
+    # Keyed as every engine keys a mutant: by what the edit does.
+    assert add["key"] == mutant_key(CORE, "add", "CriticalMutant", "a + b", "a - b")
     # Its one killed_by entry failed on the first case: the kill is decided, the second case never runs.
     assert by_id(report)["bump-forgets-count"]["failed_tests"] == [T + "test_bump[1]"]
     assert "AssertionError: add(2, 3) must be 5" in done.stdout

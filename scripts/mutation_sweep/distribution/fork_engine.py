@@ -25,8 +25,10 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 
+from mutation_model import KILLED, SURVIVED, TIMEOUT
+
 from ..select_tests import SUITE
-from ..work_item import KILLED, NO_TESTS, SURVIVED, TIMEOUT, Mutant, Result
+from ..work_item import NO_TESTS, Mutant, Result
 
 WARM_IMPORTS = (
     "pytest",
