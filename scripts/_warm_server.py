@@ -156,6 +156,14 @@ def serve(collect_args: list[str]) -> int:
     if collected != 0:
         print(json.dumps({"ready": False, "status": int(collected)}), file=reply, flush=True)
         return 2
+    # What the tests import only once they run (a fixture's runtime, a lazily imported helper), imported
+    # here once instead of in every child.
+    for name in filter(None, os.environ.get("CRITICAL_MUTANTS_PRELOAD", "").split(",")):
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            print(json.dumps({"ready": False, "preload": f"{name}: {exc!r}"}), file=reply, flush=True)
+            return 2
     # Frozen, everything imported and collected so far is out of the collector's sight: a child's full
     # collection (tests and pytest's own teardown make several) then costs what the child made, not the heap.
     gc.collect()

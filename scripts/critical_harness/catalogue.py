@@ -20,7 +20,7 @@ from .edits import build_mutant
 from .model import SAFE_ID, Config, ConfigError, Harness, MutantSpec
 from .workspace import CACHE_DIRS, ROOT_EXCLUDES
 
-_HARNESS_KEYS = frozenset({"package", "tests", "pytest_args", "timeout_s", "jobs", "canary"})
+_HARNESS_KEYS = frozenset({"package", "tests", "pytest_args", "timeout_s", "jobs", "canary", "preload"})
 _MUTANT_KEYS = frozenset({"id", "file", "scope", "delete", "replace", "by", "why", "killed_by"})
 
 
@@ -111,7 +111,16 @@ def _parse_harness(value: object, root: Path) -> Harness:
         timeout_s=_positive_number(table.get("timeout_s", 30), where),
         jobs=_jobs(table.get("jobs", "auto"), where),
         canary=_string(table, "canary", where, required=False),
+        preload=_module_names(table, "preload", where),
     )
+
+
+def _module_names(table: dict[str, object], key: str, where: str) -> tuple[str, ...]:
+    names = _string_list(table, key, where, []) if key in table else []
+    for name in names:
+        if not all(part.isidentifier() for part in name.split(".")):
+            raise ConfigError(f"{where}: {key} entry {name!r} is not a module name (dotted identifiers)")
+    return tuple(names)
 
 
 def _parse_mutant(value: object, index: int, root: Path) -> MutantSpec:

@@ -24,6 +24,7 @@ from .model import (
     PACKAGE_ENV,
     PARENT_ENV,
     PLUGIN_MODULE,
+    PRELOAD_ENV,
     RUNTIME_ENV,
     SELECT_ENV,
     Config,
@@ -176,7 +177,8 @@ class Context:
     def _launch_test_server(self, project: Path, where: Path) -> WarmServer:
         harness = self.config.harness
         collect = collect_args(project, PLUGIN_MODULE, harness.pytest_args, harness.tests)
-        return WarmServer(self.runner, project, self.env(project, None), collect, where)
+        env = {**self.env(project, None), PRELOAD_ENV: ",".join(harness.preload)}
+        return WarmServer(self.runner, project, env, collect, where)
 
     def _launch_builder(self, project: Path, where: Path) -> WarmServer:
         sources = sorted({m.spec.file for m in self.config.mutants if is_compiled(m.spec.file)})

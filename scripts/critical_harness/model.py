@@ -17,6 +17,7 @@ PARENT_ENV = "CRITICAL_MUTANTS_PARENT_PID"
 DECIDED_ENV = "CRITICAL_MUTANTS_DECIDED_BY"  # the killed_by entries whose failures decide a kill
 SELECT_ENV = "CRITICAL_MUTANTS_SELECT"  # run only these entries' tests; record every collected node id
 CALLS_ENV = "CRITICAL_MUTANTS_RECORD_CALLS"  # "1": record which package functions each test calls
+PRELOAD_ENV = "CRITICAL_MUTANTS_PRELOAD"  # the warm server's preload list, comma-separated
 FIRST_ENV = "CRITICAL_MUTANTS_FIRST"  # node ids to run before the other cases of their test function
 RUNTIME_ENV = "GUARD_LIB_TEST_RUNTIME"
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "mutation_config.toml"
@@ -59,6 +60,8 @@ class Harness:
     timeout_s: float
     jobs: int
     canary: str | None
+    # modules the warm test server imports once, before forking, that the tests import only when they run
+    preload: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,8 @@ class WarmServer:
     def start(self, timeout: float) -> None:
         reply = self._reply(timeout)
         if not reply.get("ready"):
+            if "preload" in reply:
+                raise GoCold(f"the warm server could not import [harness] preload: {reply['preload']}")
             raise GoCold(f"the warm server could not collect the tests (pytest status {reply.get('status')})")
 
     def _submit(self, job: dict[str, Any], timeout: float) -> tuple[int | None, str]:
