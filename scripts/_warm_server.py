@@ -38,6 +38,9 @@ from typing import Any
 
 import pytest
 
+OUTCOMES_PLUGIN = "_mutant_outcomes"  # the harness's plugin, registered by name (-p)
+PRELOAD_ENV = "CRITICAL_MUTANTS_PRELOAD"
+
 
 def _code_for(code: types.CodeType, qualname: str) -> list[types.CodeType]:
     found = [code] if getattr(code, "co_qualname", None) == qualname else []
@@ -88,15 +91,6 @@ def prepare(job: dict[str, Any]) -> Callable[[], None] | str:
     return swap
 
 
-class _SessionStatus:
-    """Records the exit status the session itself ended with."""
-
-    status: int | None = None
-
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.status = int(exitstatus)
-
-
 def _detach(output: str) -> None:
     """A forked child's own process group, death with the server, output to a file, no stdin."""
     os.setpgid(0, 0)
@@ -110,25 +104,82 @@ def _detach(output: str) -> None:
     os.dup2(devnull, 0)
 
 
-def _child(job: dict[str, Any], swap: Callable[[], None]) -> None:
+def wanted(nodeid: str, target: str) -> bool:
+    """Whether pytest, given ``target`` on its command line, would run the item ``nodeid``."""
+    target = target.rstrip("/")
+    return (
+        nodeid == target
+        or nodeid.startswith((target + "::", target + "["))
+        or ("::" not in target and nodeid.startswith(target + "/"))
+    )
+
+
+def select(items: list[pytest.Item], targets: list[str]) -> list[pytest.Item] | str:
+    """The items ``targets`` name, in the order pytest would run them: by target, then as collected."""
+    chosen: list[pytest.Item] = []
+    seen: set[str] = set()
+    for target in targets:
+        found = [item for item in items if wanted(item.nodeid, target)]
+        if not found:
+            return f"ERROR: not found: {target}"
+        chosen += [item for item in found if item.nodeid not in seen]
+        seen.update(item.nodeid for item in found)
+    return chosen
+
+
+def run_items(session: pytest.Session, job: dict[str, Any]) -> int:
+    """The job's tests, through pytest's own protocol in the collected session; pytest's exit status."""
+    config = session.config
+    items = select(session.items, list(job["tests"]))
+    if isinstance(items, str):
+        print(items)
+        return int(pytest.ExitCode.USAGE_ERROR)
+    outcomes = config.pluginmanager.get_plugin(OUTCOMES_PLUGIN)
+    if outcomes is not None:
+        # What the harness's plugin does at the start of a session and after collection, for this job.
+        outcomes.pytest_sessionstart(session)
+        outcomes.pytest_collection_modifyitems(config, items)
+    config.option.maxfail = 1 if job["exitfirst"] else 0
+    session.testsfailed = 0
+    session.shouldfail = session.shouldstop = False
+    status = pytest.ExitCode.OK
+    try:
+        for index, item in enumerate(items):
+            following = items[index + 1] if index + 1 < len(items) else None
+            config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+            if session.shouldfail or session.shouldstop:
+                break
+        if session.testsfailed:
+            status = pytest.ExitCode.TESTS_FAILED
+        elif not items:
+            status = pytest.ExitCode.NO_TESTS_COLLECTED
+    except KeyboardInterrupt:
+        status = pytest.ExitCode.INTERRUPTED
+    # As the session would end: fixtures torn down, the summary, the plugin's last record.
+    config.hook.pytest_sessionfinish(session=session, exitstatus=status)
+    return int(status)
+
+
+def _child(session: pytest.Session, job: dict[str, Any], swap: Callable[[], None]) -> None:
+    capture = session.config.pluginmanager.get_plugin("capturemanager")
+    if capture is not None:
+        # pytest's capture restores the server's descriptors between tests: started again once this
+        # child's output is in place, it restores to that instead.
+        capture.stop_global_capturing()
     _detach(job["output"])
     os.environ.update(job["env"])
-    session = _SessionStatus()
+    if capture is not None:
+        capture.start_global_capturing()
+        capture.suspend_global_capture()
     code = 1
     try:
         swap()
-        code = int(pytest.main(job["args"], plugins=[session]))
+        code = run_items(session, job)
     except BaseException:
-        if session.status is None:
-            import traceback
+        import traceback
 
-            traceback.print_exc()
-            code = 3
-        else:
-            # Raised while tearing down after the session ended (a finaliser's warning found when
-            # pytest collects garbage): a fresh interpreter exits with the session's status and
-            # drops those at shutdown, and so does this child.
-            code = session.status
+        traceback.print_exc()
+        code = 3
     finally:
         with contextlib.suppress(Exception):
             sys.stdout.flush()
@@ -149,40 +200,64 @@ def _wait(pid: int, timeout: float) -> int | None:
         time.sleep(0.005)
 
 
-def serve(collect_args: list[str]) -> int:
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        collected = pytest.main(["--collect-only", "-q", *collect_args])
-    reply = sys.stdout
-    if collected != 0:
-        print(json.dumps({"ready": False, "status": int(collected)}), file=reply, flush=True)
-        return 2
-    # What the tests import only once they run (a fixture's runtime, a lazily imported helper), imported
-    # here once instead of in every child.
-    for name in filter(None, os.environ.get("CRITICAL_MUTANTS_PRELOAD", "").split(",")):
-        try:
-            importlib.import_module(name)
-        except Exception as exc:
-            print(json.dumps({"ready": False, "preload": f"{name}: {exc!r}"}), file=reply, flush=True)
-            return 2
-    # Frozen, everything imported and collected so far is out of the collector's sight: a child's full
-    # collection (tests and pytest's own teardown make several) then costs what the child made, not the heap.
-    gc.collect()
-    gc.freeze()
-    print(json.dumps({"ready": True}), file=reply, flush=True)
-    for line in sys.stdin:
-        job = json.loads(line)
-        try:
-            swap = prepare(job) if "module" in job else (lambda: None)
-        except Exception as exc:
-            swap = f"{type(exc).__name__}: {exc}"
-        if isinstance(swap, str):
-            print(json.dumps({"cold": swap}), file=reply, flush=True)
-            continue
-        pid = os.fork()
-        if pid == 0:
-            _child(job, swap)
-        print(json.dumps({"returncode": _wait(pid, float(job["timeout"]))}), file=reply, flush=True)
-    return 0
+class _Server:
+    """The session's test loop, replaced: each job runs in a child forked from the collected session."""
+
+    def __init__(self, jobs: io.TextIOBase, reply: io.TextIOBase) -> None:
+        self.jobs, self.reply = jobs, reply
+        self.answered = False
+
+    def answer(self, message: dict[str, Any]) -> None:
+        self.answered = True
+        print(json.dumps(message), file=self.reply, flush=True)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        if session.testsfailed:  # errors while collecting
+            self.answer({"ready": False, "status": int(pytest.ExitCode.INTERRUPTED)})
+            return True
+        # What the tests import only once they run (a fixture's runtime, a lazily imported helper),
+        # imported here once instead of in every child.
+        for name in filter(None, os.environ.get(PRELOAD_ENV, "").split(",")):
+            try:
+                importlib.import_module(name)
+            except Exception as exc:
+                self.answer({"ready": False, "preload": f"{name}: {exc!r}"})
+                return True
+        # Frozen, everything imported and collected so far is out of the collector's sight: a child's
+        # full collections (tests and pytest's own teardown make several) cost what the child made.
+        gc.collect()
+        gc.freeze()
+        self.answer({"ready": True})
+        for line in self.jobs:
+            job = json.loads(line)
+            try:
+                swap = prepare(job) if "module" in job else (lambda: None)
+            except Exception as exc:
+                swap = f"{type(exc).__name__}: {exc}"
+            if isinstance(swap, str):
+                self.answer({"cold": swap})
+                continue
+            sys.stdout.flush()
+            pid = os.fork()
+            if pid == 0:
+                _child(session, job, swap)
+            self.answer({"returncode": _wait(pid, float(job["timeout"]))})
+        return True
+
+
+def serve(pytest_args: list[str]) -> int:
+    # Jobs and answers keep descriptors of their own: pytest's capture moves 0, 1 and 2 about, and its
+    # own output (collection, the summary of a session that runs nothing) goes nowhere.
+    jobs = io.TextIOWrapper(os.fdopen(os.dup(0), "rb"))
+    reply = io.TextIOWrapper(os.fdopen(os.dup(1), "wb"))
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    server = _Server(jobs, reply)
+    status = pytest.main(pytest_args, plugins=[server])
+    if not server.answered:
+        server.answer({"ready": False, "status": int(status)})
+    return 0 if server.answered else 2
 
 
 def _build_child(job: dict[str, Any]) -> None:

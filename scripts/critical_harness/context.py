@@ -159,9 +159,7 @@ class Context:
     ) -> TestRun:
         """``pytest`` in a child of the copy's warm server, with the mutant (if any) swapped in."""
         outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
-        args = collect_args(project, PLUGIN_MODULE, self.config.harness.pytest_args, tuple(targets))
-        args += ["-x"] if exitfirst else []
-        code, output = server.pytest(mutant, args, plan.env(outcomes), self.timeout)
+        code, output = server.pytest(mutant, targets, exitfirst, plan.env(outcomes), self.timeout)
         self.warm_runs += 1
         return parse_outcomes(outcomes, code, output)
 

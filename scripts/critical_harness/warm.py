@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -141,13 +141,20 @@ class WarmServer:
         return self._submit(job, timeout)
 
     def pytest(
-        self, mutant: Mutant | None, args: list[str], env: dict[str, str], timeout: float
+        self,
+        mutant: Mutant | None,
+        tests: Sequence[str],
+        exitfirst: bool,
+        env: dict[str, str],
+        timeout: float,
     ) -> tuple[int | None, str]:
-        """(exit status or None past the timeout, output) of pytest on ``args`` with the mutant swapped
-        in (none: the tests as collected), ``env`` added to the child's environment."""
+        """(exit status or None past the timeout, output) of the collected session's ``tests`` (as pytest
+        takes them on its command line) with the mutant swapped in (none: the tests as collected),
+        ``env`` added to the child's environment."""
         self._jobs += 1
         output = self._tmp / f"job-{self._jobs}.out"
-        job: dict[str, Any] = {"args": args, "env": env, "output": str(output), "timeout": timeout}
+        job: dict[str, Any] = {"tests": list(tests), "exitfirst": exitfirst, "env": env}
+        job |= {"output": str(output), "timeout": timeout}
         if mutant is not None:
             job |= {"module": module_name(mutant.spec.file), "qualname": mutant.spec.scope}
             job["source"] = mutant.mutated
