@@ -538,6 +538,8 @@ BAD_CONFIGS: dict[str, tuple[str, str]] = {
         "scope 'Counter.nope' not found",
     ),
     "unknown-canary": (config_text([ADD_MINUS], canary="nope"), "canary 'nope'"),
+    "preload-not-a-module": (config_text([ADD_MINUS], preload=["json", "not a module"]), "'not a module'"),
+    "preload-not-a-list": (config_text([ADD_MINUS], preload="json"), "'preload' must be a non-empty list"),
     "no-mutants": (config_text([]), "no [[mutant]] entries"),
     "infinite-timeout": (config_text([ADD_MINUS]).replace("timeout_s = 10", "timeout_s = inf"), "finite"),
     "nan-timeout": (config_text([ADD_MINUS]).replace("timeout_s = 10", "timeout_s = nan"), "finite"),

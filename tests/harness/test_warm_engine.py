@@ -85,6 +85,53 @@ def test_every_verdict_is_the_same_warm_and_cold(
     assert warm["add-syntax"][1] == "cold"
 
 
+def test_warm_children_run_in_the_session_the_server_collected(
+    fixture_cli: Cli, fixture_project: Path, tmp_path: Path
+) -> None:
+    # A conftest that logs every collection: one per warm server, however many runs it serves.
+    log = tmp_path / "collections.log"
+    conftest = fixture_project / "tests" / "conftest.py"
+    conftest.write_text(
+        "import os\n\n\ndef pytest_collection_finish(session):\n"
+        "    with open(os.environ['COLLECTIONS_LOG'], 'a') as log:\n"
+        "        log.write(f'{os.getpid()}\\n')\n",
+        encoding="utf-8",
+    )
+    fixture_cli.extra_env = {"COLLECTIONS_LOG": str(log)}
+    write_config(fixture_project, [ADD_MINUS, CLAMP_LOW, BUMP], jobs=1, preload=["json", "email.parser"])
+    done = fixture_cli.run("--json", str(tmp_path / "report.json"))
+    assert done.returncode == 0, done.stderr
+    verdicts = _verdicts(load_json(tmp_path / "report.json"))
+    assert set(verdicts.values()) == {("killed", "warm")}
+    # the baseline and three mutants were served by one server, from the one collection it made
+    assert len(log.read_text().splitlines()) == 1
+
+
+def test_a_job_names_its_tests_as_pytest_takes_them_on_its_command_line() -> None:
+    from _warm_server import wanted
+
+    assert wanted("tests/t.py::f", "tests/t.py::f")
+    assert wanted("tests/t.py::f[1-a]", "tests/t.py::f")  # every case of a parametrized test
+    assert wanted("tests/t.py::C::m", "tests/t.py::C")
+    assert wanted("tests/t.py::f", "tests/t.py")
+    assert wanted("tests/sub/t.py::f", "tests")
+    assert wanted("tests/sub/t.py::f", "tests/")
+    assert not wanted("tests/t.py::fa", "tests/t.py::f")
+    assert not wanted("tests/t.py::f", "tests/t")
+    assert not wanted("tests2/t.py::f", "tests")
+    assert not wanted("tests/t.py::f[1]", "tests/t.py::f[2]")
+
+
+def test_a_preload_that_cannot_be_imported_sends_the_mutants_cold(
+    fixture_cli: Cli, fixture_project: Path, tmp_path: Path
+) -> None:
+    write_config(fixture_project, [ADD_MINUS, CLAMP_LOW], preload=["json", "no_such_module_anywhere"])
+    done = fixture_cli.run("--json", str(tmp_path / "report.json"))
+    assert done.returncode == 0, done.stderr
+    assert "could not import [harness] preload: no_such_module_anywhere" in done.stderr
+    assert set(_verdicts(load_json(tmp_path / "report.json")).values()) == {("killed", "cold")}
+
+
 def test_the_cuda_runtime_always_goes_cold(fixture_cli: Cli, fixture_project: Path, tmp_path: Path) -> None:
     cli, project = fixture_cli, fixture_project
     write_config(project, [ADD_MINUS, CLAMP_LOW])
