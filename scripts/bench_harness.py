@@ -60,12 +60,16 @@ def _harness(config: Path, engine: str, jobs: int | None, only: list[str], repor
     code, seconds = _run(cmd)
     data = json.loads(report.read_text()) if report.exists() else {"mutants": [], "totals": {}}
     warm = [m["seconds"] for m in data["mutants"] if m.get("engine") == "warm"]
+    count = len(data["mutants"])
     return {
         "exit": code,
         "wall_s": round(seconds, 2),
         "verdicts": data["totals"],
         "judged_warm": len(warm),
+        # each warm mutant's own time, from its job's start to its verdict (jobs run side by side)
         "s_per_warm_mutant": round(sum(warm) / len(warm), 3) if warm else None,
+        # the whole run's wall time (baseline and start-up included) over its mutants, as mutmut's is taken
+        "wall_s_per_mutant": round(seconds / count, 3) if count else None,
         "by_mutant": {m["id"]: m["verdict"] for m in data["mutants"]},
     }
 
@@ -91,7 +95,8 @@ def _print(figures: dict[str, Any]) -> None:
     python = figures["python_part_warm"]
     print(
         f"harness, warm, python part: {python['wall_s']:.1f} s = {figures['python_part_over_clean']} x its "
-        f"clean run; {python['judged_warm']} judged warm at {python['s_per_warm_mutant']} s each"
+        f"clean run; {python['judged_warm']} judged warm at {python['s_per_warm_mutant']} s each; "
+        f"wall time over mutants: {python['wall_s_per_mutant']} s"
     )
     for engine in ("warm", "cold"):
         run = figures[engine]
@@ -103,7 +108,8 @@ def _print(figures: dict[str, Any]) -> None:
     if figures["mutmut"]:
         mutmut = figures["mutmut"]
         each = mutmut["s_per_mutant"]
-        print(f"mutmut: {mutmut['mutants']} mutants in {mutmut['wall_s']:.1f} s = {each} s each")
+        count, wall = mutmut["mutants"], mutmut["wall_s"]
+        print(f"mutmut: {count} mutants in {wall:.1f} s = {each} s each (wall time over mutants)")
 
 
 def main(argv: list[str] | None = None) -> int:
