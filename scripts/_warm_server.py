@@ -156,7 +156,16 @@ def run_items(session: pytest.Session, job: dict[str, Any]) -> int:
     except KeyboardInterrupt:
         status = pytest.ExitCode.INTERRUPTED
     # As the session would end: fixtures torn down, the summary, the plugin's last record.
-    config.hook.pytest_sessionfinish(session=session, exitstatus=status)
+    session.exitstatus = status
+    try:
+        config.hook.pytest_sessionfinish(session=session, exitstatus=status)
+    except Exception:
+        # Raised past pytest while the session ends: a fresh interpreter prints it and exits 1, and so
+        # does this child.
+        import traceback
+
+        traceback.print_exc()
+        return 1
     return int(status)
 
 
