@@ -38,6 +38,7 @@ from typing import Any
 
 import pytest
 
+# critical_harness.model's names, restated: this module runs on its own inside a project copy.
 OUTCOMES_PLUGIN = "_mutant_outcomes"  # the harness's plugin, registered by name (-p)
 PRELOAD_ENV = "CRITICAL_MUTANTS_PRELOAD"
 

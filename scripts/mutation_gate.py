@@ -46,11 +46,12 @@ from mutation_common import (
     read_mutation_config,
     universe_of,
 )
-from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Verdict, mutant_key
+from mutation_model import CRITICAL, CRITICAL_OPERATOR, MUTMUT, SWEEP, JudgedMutant, Verdict, mutant_key
 from mutation_sweep import config as sweep_config
 from mutation_sweep.judge import Judgement, judge
 from mutation_sweep.tools.results import ResultsError, SweepResults
 from mutation_sweep.tools.results import load as load_sweep
+from mutation_sweep.work_item import Result as SweepResult
 
 KILLED = {"killed", "caught by type check", "timeout", "segfault"}
 SURVIVED = {"survived"}
@@ -196,36 +197,36 @@ def judged(ev: Evaluation) -> list[JudgedMutant]:
         reviewed = {r.mutant.id: e.reason for r, e in ev.sweep.equivalent}
         killed = {r.mutant.id for r in ev.sweep.killed}
         every = [*ev.sweep.killed, *(r for r, _ in ev.sweep.equivalent), *ev.sweep.survivors]
-        for result in sorted(every, key=lambda r: r.mutant.id):
-            m = result.mutant
-            verdict = (
-                Verdict.KILLED
-                if m.id in killed
-                else Verdict.EQUIVALENT
-                if m.id in reviewed
-                else Verdict.NOT_KILLED
-            )
-            found.append(
-                JudgedMutant(
-                    engine=SWEEP,
-                    id=m.id,
-                    key=m.key,
-                    file=m.file,
-                    scope=m.scope,
-                    operator=m.operator,
-                    original=m.original,
-                    replacement=m.mutated,
-                    status=result.verdict,
-                    verdict=verdict,
-                    line=m.line,
-                    end_line=m.end_line,
-                    note=reviewed.get(m.id, ""),
-                    killed_by=(result.failed,) if result.failed else (),
-                    duration=result.duration,
-                )
-            )
+        found += [_judged_sweep(r, killed, reviewed) for r in sorted(every, key=lambda r: r.mutant.id)]
     found += ev.critical or []
     return found
+
+
+def _judged_sweep(result: SweepResult, killed: set[str], reviewed: dict[str, str]) -> JudgedMutant:
+    m = result.mutant
+    if m.id in killed:
+        verdict = Verdict.KILLED
+    elif m.id in reviewed:
+        verdict = Verdict.EQUIVALENT
+    else:
+        verdict = Verdict.NOT_KILLED
+    return JudgedMutant(
+        engine=SWEEP,
+        id=m.id,
+        key=m.key,
+        file=m.file,
+        scope=m.scope,
+        operator=m.operator,
+        original=m.original,
+        replacement=m.mutated,
+        status=result.verdict,
+        verdict=verdict,
+        line=m.line,
+        end_line=m.end_line,
+        note=reviewed.get(m.id, ""),
+        killed_by=(result.failed,) if result.failed else (),
+        duration=result.duration,
+    )
 
 
 def _judged_mutmut(mutant: MutantRecord, ev: Evaluation) -> JudgedMutant:
@@ -428,10 +429,12 @@ def load_critical(path: Path) -> list[JudgedMutant]:
                 engine=CRITICAL,
                 id=entry["id"],
                 # the harness's own key (what the catalogue entry edits), else one from the diff
-                key=str(entry.get("key") or mutant_key(file, scope, "CriticalMutant", original, replacement)),
+                key=str(
+                    entry.get("key") or mutant_key(file, scope, CRITICAL_OPERATOR, original, replacement)
+                ),
                 file=file,
                 scope=scope,
-                operator="CriticalMutant",
+                operator=CRITICAL_OPERATOR,
                 original=original,
                 replacement=replacement,
                 status=verdict,

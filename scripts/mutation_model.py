@@ -20,6 +20,7 @@ KILLED, SURVIVED, TIMEOUT = "killed", "survived", "timeout"
 
 MUTMUT, SWEEP, CRITICAL = "mutmut", "sweep", "critical"
 ENGINES = (MUTMUT, SWEEP, CRITICAL)
+CRITICAL_OPERATOR = "CriticalMutant"  # the harness's kind of edit, beside mutmut's mutators and the sweep's
 
 
 class Verdict(enum.Enum):

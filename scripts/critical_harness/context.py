@@ -33,7 +33,7 @@ from .model import (
 )
 from .outcomes import parse_outcomes
 from .processes import Runner
-from .warm import GoCold, ServerPool, WarmServer, body_only, collect_args
+from .warm import GoCold, ServerPool, WarmServer, body_only, run_args
 
 
 def _module_names(package: str, file: str) -> list[str]:
@@ -140,9 +140,8 @@ class Context:
     ) -> TestRun:
         """A fresh pytest on ``targets``, told what to select, record and stop on by ``plan``."""
         outcomes = self.tmp / "outcomes" / f"{next(self._ids)}.jsonl"
-        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", PLUGIN_MODULE]
-        cmd += [f"--rootdir={project}", *self.config.harness.pytest_args, *(["-x"] if exitfirst else [])]
-        cmd += targets
+        args = run_args(project, PLUGIN_MODULE, self.config.harness.pytest_args, tuple(targets))
+        cmd = [sys.executable, "-m", "pytest", *args, *(["-x"] if exitfirst else [])]
         env = self.env(project, outcomes, impl, plan)
         code, output = self.runner.run(cmd, project, env, self.timeout)
         return parse_outcomes(outcomes, code, output)
@@ -174,7 +173,7 @@ class Context:
 
     def _launch_test_server(self, project: Path, where: Path) -> WarmServer:
         harness = self.config.harness
-        collect = collect_args(project, PLUGIN_MODULE, harness.pytest_args, harness.tests)
+        collect = run_args(project, PLUGIN_MODULE, harness.pytest_args, harness.tests)
         env = {**self.env(project, None), PRELOAD_ENV: ",".join(harness.preload)}
         return WarmServer(self.runner, project, env, collect, where)
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mutation_model import KILLED, SURVIVED, TIMEOUT, mutant_key
+from mutation_model import CRITICAL_OPERATOR, KILLED, SURVIVED, TIMEOUT, mutant_key
 
 PLUGIN_MODULE = "_mutant_outcomes"
 PLUGIN_SOURCE = Path(__file__).resolve().parents[1] / f"{PLUGIN_MODULE}.py"  # copied into every run
@@ -28,7 +28,6 @@ EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 WRONG_REASON, INVALID, NOT_EXERCISED = "wrong-reason", "invalid", "not-exercised"
 VERDICTS = (KILLED, SURVIVED, WRONG_REASON, TIMEOUT, INVALID, NOT_EXERCISED)
 
-OPERATOR = "CriticalMutant"  # the kind of edit, as reports name it beside mutmut's and the sweep's
 MODULE_SCOPE = "<module>"  # the scope of an edit to a module-level statement
 # A mutant id shows in tables, JSON, JUnit XML and shell arguments: nothing that could break any of them.
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
@@ -78,7 +77,9 @@ class MutantSpec:
     @property
     def key(self) -> str:
         """What the edit does, as every engine names a mutant (``mutation_model.mutant_key``)."""
-        return mutant_key(self.file, self.scope, OPERATOR, self.replace or self.delete or "", self.by or "")
+        return mutant_key(
+            self.file, self.scope, CRITICAL_OPERATOR, self.replace or self.delete or "", self.by or ""
+        )
 
 
 @dataclass(frozen=True)

@@ -220,7 +220,7 @@ class ServerPool:
             return slot.server
 
 
-def collect_args(
-    project: Path, plugin: str, pytest_args: tuple[str, ...], tests: tuple[str, ...]
-) -> list[str]:
+def run_args(project: Path, plugin: str, pytest_args: tuple[str, ...], tests: tuple[str, ...]) -> list[str]:
+    """pytest's arguments for a run of ``tests`` in ``project`` with the outcomes plugin: a fresh run's,
+    and the warm server's for the session it collects."""
     return ["-p", "no:cacheprovider", "-q", "-p", plugin, f"--rootdir={project}", *pytest_args, *tests]
