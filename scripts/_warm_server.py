@@ -41,6 +41,7 @@ import pytest
 # critical_harness.model's names, restated: this module runs on its own inside a project copy.
 OUTCOMES_PLUGIN = "_mutant_outcomes"  # the harness's plugin, registered by name (-p)
 PRELOAD_ENV = "CRITICAL_MUTANTS_PRELOAD"
+SELECT = "_harness_select_"  # a woven build's switch (critical_harness.schemata)
 
 
 def _code_for(code: types.CodeType, qualname: str) -> list[types.CodeType]:
@@ -74,6 +75,13 @@ def _live_function(module: types.ModuleType, qualname: str) -> types.FunctionTyp
 
 def prepare(job: dict[str, Any]) -> Callable[[], None] | str:
     """What the child does to swap the mutant in, or why it cannot be done in place."""
+    if "switch" in job:
+        woven = importlib.import_module(job["switch"]["module"])
+        select = getattr(woven, SELECT, None)
+        if select is None:
+            return f"{job['switch']['module']} is not a woven build"
+        number = int(job["switch"]["number"])
+        return lambda: select(number)
     module = importlib.import_module(job["module"])
     code = compile(job["source"], module.__file__ or job["module"], "exec")
     candidates = _code_for(code, job["qualname"])
@@ -242,7 +250,7 @@ class _Server:
         for line in self.jobs:
             job = json.loads(line)
             try:
-                swap = prepare(job) if "module" in job else (lambda: None)
+                swap = prepare(job) if "module" in job or "switch" in job else (lambda: None)
             except Exception as exc:
                 swap = f"{type(exc).__name__}: {exc}"
             if isinstance(swap, str):
@@ -272,6 +280,8 @@ def serve(pytest_args: list[str]) -> int:
 
 def _build_child(job: dict[str, Any]) -> None:
     _detach(job["output"])
+    if job.get("cwd"):
+        os.chdir(job["cwd"])
     os.environ.clear()
     os.environ.update(job["env"])
     code = 1

@@ -94,6 +94,10 @@ class Context:
         self.warm_runs = 0
         # What each test called in the baseline ("file:qualname"), for the cases to run first.
         self.calls: dict[str, list[str]] = {}
+        # The woven build of the compiled mutants (schemata.py), once it is built and green unmutated:
+        # where it is, and each woven mutant's module and number.
+        self.woven: Path | None = None
+        self.switches: dict[str, tuple[str, int]] = {}
 
     def cases_reaching(self, mutant: Mutant) -> tuple[str, ...]:
         """The tests whose unmutated run called the mutant's scope or a function defined inside it."""
@@ -182,6 +186,21 @@ class Context:
         env = build_env(self.env(project, None, "compiled"))
         return WarmServer(self.runner, project, env, ["--build", *sources], where)
 
+    def _launch_woven_server(self, where: Path) -> WarmServer:
+        assert self.woven is not None
+        harness = self.config.harness
+        collect = run_args(self.woven, PLUGIN_MODULE, harness.pytest_args, harness.tests)
+        env = {**self.env(self.woven, None, "compiled"), PRELOAD_ENV: ",".join(harness.preload)}
+        return WarmServer(self.runner, self.woven, env, collect, where, switches=self.switches)
+
+    def woven_server(self, project: Path, launch_only: bool = False) -> WarmServer | None:
+        """The warm server on the woven build that serves the worker of ``project``."""
+        if launch_only:
+            self._servers.launch("woven", project, self._launch_woven_server)
+            return None
+        fallback = "its compiled mutants are rebuilt one by one"
+        return self._servers.get("woven", project, self._launch_woven_server, fallback)
+
     def launch_servers(self, project: Path, builder: bool) -> None:
         """Start the copy's warm servers without waiting for them (before any mutant lands in the copy)."""
         if self.engine == "warm":
@@ -198,6 +217,8 @@ class Context:
 
     def warm_server(self, project: Path, mutant: Mutant) -> WarmServer | None:
         """The copy's warm server when this mutant can be judged warm."""
+        if is_compiled(mutant.spec.file):
+            return self.woven_server(project) if mutant.spec.id in self.switches else None
         if not body_only(mutant.original, mutant.mutated, mutant.spec.scope):
             return None
         return self.test_server(project)
@@ -214,14 +235,15 @@ class Context:
         launch = partial(self._launch_builder, project)
         return self._servers.get("builder", project, launch, "builds there run cold")
 
-    def build(self, project: Path) -> tuple[int | None, str]:
-        """Rebuild the copy's compiled sources in place; a failure is the mutant's, not the run's."""
-        env = build_env(self.env(project, None, "compiled"))
+    def build(self, project: Path, where: Path | None = None) -> tuple[int | None, str]:
+        """Rebuild the compiled sources in place, in ``where`` (default: the copy itself) by the copy's
+        builder; a failure is the mutant's, not the run's."""
+        env = build_env(self.env(where or project, None, "compiled"))
         builder = self.builder(project)
         if builder is not None:
             with contextlib.suppress(GoCold):
-                return builder.build(list(BUILD_ARGS), env, self.timeout * 4)
-        return self.runner.run(build_command(), project, env, self.timeout * 4)
+                return builder.build(list(BUILD_ARGS), env, self.timeout * 4, where)
+        return self.runner.run(build_command(), where or project, env, self.timeout * 4)
 
     def say(self, message: str) -> None:
         with self.print_lock:

@@ -35,6 +35,7 @@ from .outcomes import entry_status, merge_runs
 from .processes import Runner
 from .warm import SERVER_SOURCE
 from .workspace import COPIES_PREFIX, OWNER_FILE, identity, make_copy, remove_stale_copies, remove_tree
+from .woven import prepare_woven
 
 
 def _check_package_location(run: TestRun, project: Path, package: str) -> None:
@@ -81,7 +82,8 @@ def run_baseline(ctx: Context, project: Path, select: Sequence[str] | None, *, w
 
 def run_baselines(ctx: Context, copies: list[Path], selected: list[Mutant], full: bool) -> TestRun:
     """Every baseline, spread over the copies side by side: the unmutated tests in shares, one per copy,
-    and the compiled sources' build with their tests in the last copy, after its share.
+    the compiled sources' build with their tests in the last copy after its share, and beside them all
+    the compiled mutants' woven build.
 
     Without --full a kill rests on the killed_by tests alone: the rest of the suite runs on the first
     verdict that needs it (SuiteCheck).
@@ -100,7 +102,10 @@ def run_baselines(ctx: Context, copies: list[Path], selected: list[Mutant], full
         return runs
 
     with ThreadPoolExecutor(max_workers=len(copies)) as pool:
-        parts = list(pool.map(work, range(len(copies))))
+        futures = [pool.submit(work, index) for index in range(len(copies))]
+        # In this thread, beside them: the woven servers it launches must outlive the baseline's workers.
+        prepare_woven(ctx, copies[0], copies, selected)
+        parts = [future.result() for future in futures]
     return merge_runs([run for runs in parts for run in runs])
 
 

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -73,12 +73,24 @@ def module_name(file: str) -> str:
 class WarmServer:
     """One server in one project copy; one job at a time (each copy serves one worker).
 
-    Started with the tests to collect, it runs tests (``pytest``); started with ``--build`` and the
-    compiled sources, it rebuilds the copy's extensions (``build``).
+    Started with the tests to collect, it runs tests (``pytest``); in a copy holding a woven build, it
+    runs them with a mutant's switch turned on. Started with ``--build`` and the compiled sources, it
+    rebuilds the copy's extensions, or another folder's (``build``).
     """
 
-    def __init__(self, runner: Runner, project: Path, env: dict[str, str], args: list[str], tmp: Path):
+    def __init__(
+        self,
+        runner: Runner,
+        project: Path,
+        env: dict[str, str],
+        args: list[str],
+        tmp: Path,
+        *,
+        switches: Mapping[str, tuple[str, int]] | None = None,
+    ):
         self._tmp = tmp
+        # A server of a woven build: each mutant's module and the number that turns it on.
+        self._switches = switches
         cmd = [sys.executable, "-m", SERVER_MODULE, *args]
         if sys.platform.startswith("linux"):
             cmd = [sys.executable, "-c", LAUNCH, str(os.getpid()), shutil.which(cmd[0]) or cmd[0], *cmd[1:]]
@@ -97,6 +109,7 @@ class WarmServer:
                 )
             )
         self._jobs = 0
+        self._lock = threading.Lock()  # one job at a time, whichever thread sends it
 
     def _reply(self, timeout: float) -> dict[str, Any]:
         assert self._proc.stdout is not None
@@ -116,6 +129,10 @@ class WarmServer:
 
     def _submit(self, job: dict[str, Any], timeout: float) -> tuple[int | None, str]:
         """Send one job; (its exit status or None past the timeout, its output)."""
+        with self._lock:
+            return self._submit_one(job, timeout)
+
+    def _submit_one(self, job: dict[str, Any], timeout: float) -> tuple[int | None, str]:
         assert self._proc.stdin is not None
         try:
             self._proc.stdin.write(json.dumps(job) + "\n")
@@ -132,12 +149,16 @@ class WarmServer:
             text = Path(job["output"]).read_text(encoding="utf-8", errors="replace")
         return (None if code is None else int(code)), text
 
-    def build(self, argv: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str]:
+    def build(
+        self, argv: list[str], env: dict[str, str], timeout: float, where: Path | None = None
+    ) -> tuple[int | None, str]:
         """(exit status or None past the timeout, output) of the build script ``argv`` (script first),
-        run in a child forked from the builder."""
+        run in a child forked from the builder, in ``where`` (default: the builder's copy)."""
         self._jobs += 1
         output = self._tmp / f"build-{self._jobs}.out"
         job = {"argv": argv, "env": env, "output": str(output), "timeout": timeout}
+        if where is not None:
+            job["cwd"] = str(where)
         return self._submit(job, timeout)
 
     def pytest(
@@ -155,7 +176,10 @@ class WarmServer:
         output = self._tmp / f"job-{self._jobs}.out"
         job: dict[str, Any] = {"tests": list(tests), "exitfirst": exitfirst, "env": env}
         job |= {"output": str(output), "timeout": timeout}
-        if mutant is not None:
+        if mutant is not None and self._switches is not None:
+            module, number = self._switches[mutant.spec.id]
+            job["switch"] = {"module": module, "number": number}
+        elif mutant is not None:
             job |= {"module": module_name(mutant.spec.file), "qualname": mutant.spec.scope}
             job["source"] = mutant.mutated
         return self._submit(job, timeout)

@@ -144,7 +144,7 @@ def test_the_cuda_runtime_always_goes_cold(fixture_cli: Cli, fixture_project: Pa
 
 
 def test_the_whole_catalogue_gives_the_same_verdicts_warm_and_cold(tmp_path: Path) -> None:
-    verdicts = {}
+    verdicts, reports = {}, {}
     for engine in ("warm", "cold"):
         out = tmp_path / f"{engine}.json"
         done = subprocess.run(
@@ -156,7 +156,40 @@ def test_the_whole_catalogue_gives_the_same_verdicts_warm_and_cold(tmp_path: Pat
             check=False,
         )
         assert done.returncode in (0, 1), done.stderr[-2000:]
-        verdicts[engine] = _verdicts(json.loads(out.read_text(encoding="utf-8")))
+        reports[engine] = json.loads(out.read_text(encoding="utf-8"))
+        verdicts[engine] = _verdicts(reports[engine])
     warm, cold = verdicts["warm"], verdicts["cold"]
     assert {k: v for k, (v, _) in warm.items()} == {k: v for k, (v, _) in cold.items()}
     assert sum(engine == "warm" for _, engine in warm.values()) >= len(warm) // 2
+    # The compiled mutants, woven into one build, fail the very tests their own builds fail; only the
+    # one declared in a class body is rebuilt on its own.
+    compiled = {m["id"]: m for m in reports["warm"]["mutants"] if m["file"].endswith(".pyx")}
+    assert {i for i, m in compiled.items() if m["engine"] == "cold"} == {"core-guard-freelisted"}
+    cold_failed = {m["id"]: m["failed_tests"] for m in reports["cold"]["mutants"] if m["id"] in compiled}
+    assert {i: m["failed_tests"] for i, m in compiled.items()} == cold_failed
+
+
+def test_a_woven_build_that_does_not_build_sends_every_compiled_mutant_to_its_own(tmp_path: Path) -> None:
+    config = tmp_path / "mutation_config.toml"
+    broken = (
+        '\n[[mutant]]\nid = "core-does-not-build"\nfile = "guard_lib/_core.pyx"\nscope = "_Borrow._enter"\n'
+        'replace = "if self._owes:"\nby = "if self._owes:::"\nwhy = "Not Cython."\n'
+        'killed_by = ["tests/test_device_guard.py::test_device_is_not_reentrant[plain]"]\n'
+    )
+    config.write_text((REPO / "mutation_config.toml").read_text(encoding="utf-8") + broken, encoding="utf-8")
+    ids = ["core-reentered", "core-close-restores-twice", "core-does-not-build"]
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "run", "--config", str(config), "--root", str(REPO), "--json", str(out)]
+        + [arg for i in ids for arg in ("--only", i)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "[woven] the woven build failed" in done.stderr
+    verdicts = _verdicts(json.loads(out.read_text(encoding="utf-8")))
+    assert verdicts["core-does-not-build"] == ("invalid", "cold")
+    assert verdicts["core-reentered"] == verdicts["core-close-restores-twice"] == ("killed", "cold")
