@@ -2,8 +2,8 @@
 """Benchmark the critical-mutant harness, side by side in one invocation on one machine.
 
 The catalogue has two parts: mutants of the Python reference, whose tests run on it
-(``GUARD_LIB_IMPL=python``), and mutants of the compiled core, each of which needs the core rebuilt and
-whose tests run on the compiled implementation. For each part, unmutated, one clean pytest run of every
+(``GUARD_LIB_IMPL=python``), and mutants of the compiled core, whose tests run on the compiled
+implementation (warm, on one woven build of them all; cold, each on a rebuild of its own). For each part, unmutated, one clean pytest run of every
 test its mutants name in ``killed_by``, on that implementation. Then:
 
 1. the harness over the Python part with the warm engine (its time per mutant judged warm, and the part
@@ -102,7 +102,8 @@ def _print(figures: dict[str, Any]) -> None:
         run = figures[engine]
         print(
             f"harness, {engine}, whole catalogue: {run['wall_s']:.1f} s (exit {run['exit']}) = "
-            f"{figures[f'{engine}_over_clean_runs']} x both clean runs"
+            f"{figures[f'{engine}_over_clean_runs']} x both clean runs; {run['judged_warm']} of "
+            f"{sum(figures['mutants'].values())} judged warm"
         )
     print(f"same verdicts from both engines: {figures['same_verdicts']}")
     if figures["mutmut"]:
