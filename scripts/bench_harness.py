@@ -3,8 +3,9 @@
 
 The catalogue has two parts: mutants of the Python reference, whose tests run on it
 (``GUARD_LIB_IMPL=python``), and mutants of the compiled core, whose tests run on the compiled
-implementation (warm, on one woven build of them all; cold, each on a rebuild of its own). For each part, unmutated, one clean pytest run of every
-test its mutants name in ``killed_by``, on that implementation. Then:
+implementation (warm, on one woven build of them all; cold, each on a rebuild of its own). For each
+part, unmutated, one clean pytest run of every test its mutants name in ``killed_by``, on that
+implementation. Then:
 
 1. the harness over the Python part with the warm engine (its time per mutant judged warm, and the part
    against its clean run);
