@@ -91,7 +91,8 @@ def run_baselines(ctx: Context, copies: list[Path], selected: list[Mutant], full
     if full:
         shares: list[list[str] | None] = [None]
     else:
-        wanted = sorted({e for m in selected for e in m.spec.killed_by})
+        # The compiled mutants' tests run on the compiled builds, in their own baselines below.
+        wanted = sorted({e for m in selected if not is_compiled(m.spec.file) for e in m.spec.killed_by})
         shares = [wanted[i :: len(copies)] for i in range(len(copies))]
         shares = [share for share in shares if share] or [[]]
 
