@@ -2,11 +2,14 @@
 
 The weave reads Cython by its Python-like layout, so Python sources serve to test it: the woven source,
 run with each switch on, must give what the mutant's own source gives, on every input. What cannot sit
-in a branch (declarations, definitions' headers, class bodies) is left out with a reason.
+in a branch (declarations, definitions' headers, class bodies) is left out with a reason. The run's
+side (``woven.py``) is tested against a stand-in for the run: which build serves which mutant, and
+when none does.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
 from collections.abc import Callable
@@ -19,7 +22,10 @@ if str(REPO / "scripts") not in sys.path:
     sys.path.insert(0, str(REPO / "scripts"))
 from critical_harness.catalogue import load_config  # noqa: E402
 from critical_harness.compiled import is_compiled  # noqa: E402
+from critical_harness.model import TestRun as Run  # noqa: E402
 from critical_harness.schemata import SELECT, SWITCH, weave  # noqa: E402
+from critical_harness.warm import GoCold  # noqa: E402
+from critical_harness.woven import prepare_woven  # noqa: E402
 
 SOURCE = textwrap.dedent(
     '''\
@@ -229,3 +235,85 @@ def test_an_edit_of_a_comment_beside_its_statement_is_left_out() -> None:
     edit = "        # a comment inside\n        return self.size * n\n"
     mutated = _mutated(edit, "        # another comment\n        return self.size - n\n")
     assert weave(SOURCE, [("m", mutated)]).unwoven == {"m": "the edit reaches past the statements it changes"}
+
+
+class _FakeContext:
+    """What ``woven.prepare_woven`` asks of a run, answered as one case needs: a build's status, and
+    the woven build's tests' outcomes with no switch on."""
+
+    def __init__(self, tmp: Path, build: int, tests: Run | Exception) -> None:
+        self.engine, self.snapshot, self.tmp = "warm", tmp / "snapshot", tmp
+        shutil.copytree(REPO / "guard_lib", self.snapshot / "guard_lib")
+        self._build, self._tests = build, tests
+        self.woven: Path | None = None
+        self.switches: dict[str, tuple[str, int]] = {}
+        self.said: list[str] = []
+        self.built_in: list[Path | None] = []
+        self.launched: list[Path] = []
+
+    def say(self, message: str) -> None:
+        self.said.append(message)
+
+    def build(self, project: Path, where: Path | None = None) -> tuple[int, str]:
+        self.built_in.append(where)
+        return self._build, "error: the woven core does not compile"
+
+    def woven_server(self, project: Path, launch_only: bool = False) -> object:
+        self.launched.append(project)
+        return object()
+
+    def pytest_warm(
+        self, server: object, project: Path, mutant: None, targets: list[str], **_: object
+    ) -> Run:
+        # the unmutated build, with no switch on, on its mutants' tests
+        assert mutant is None
+        assert targets
+        if isinstance(self._tests, Exception):
+            raise self._tests
+        return self._tests
+
+
+def _prepare(tmp_path: Path, build: int, tests: Run | Exception) -> _FakeContext:
+    config = load_config(REPO / "mutation_config.toml")
+    ctx = _FakeContext(tmp_path, build, tests)
+    copies = [tmp_path / "slot0", tmp_path / "slot1"]
+    prepare_woven(ctx, copies[0], copies, config.mutants)  # type: ignore[arg-type]
+    return ctx
+
+
+def test_a_green_woven_build_serves_its_mutants_from_every_copy(tmp_path: Path) -> None:
+    ctx = _prepare(tmp_path, 0, Run(0, "", outcomes={"t": "passed"}, order=["t"]))
+    assert ctx.woven == tmp_path / "woven" / "project"
+    assert ctx.built_in == [ctx.woven]
+    woven = (ctx.woven / "guard_lib" / "_core.pyx").read_text(encoding="utf-8")
+    assert f"def {SELECT}(int number):" in woven
+    assert len(ctx.switches) == 31
+    assert "core-guard-freelisted" not in ctx.switches
+    assert all(module == "guard_lib._core" for module, _ in ctx.switches.values())
+    assert set(ctx.launched) == {tmp_path / "slot0", tmp_path / "slot1"}
+    assert any("31 compiled mutants in one build" in line for line in ctx.said)
+
+
+@pytest.mark.parametrize(
+    ("build", "tests", "said"),
+    [
+        (1, Run(0, ""), "the woven build failed (error: the woven core does not compile)"),
+        (0, Run(1, "", outcomes={"t::a": "failed"}, order=["t::a"]), "its tests are red: t::a"),
+        (0, GoCold("the warm server did not answer"), "the warm server did not answer"),
+    ],
+)
+def test_a_woven_build_that_fails_or_is_red_serves_no_mutant(
+    tmp_path: Path, build: int, tests: Run | Exception, said: str
+) -> None:
+    ctx = _prepare(tmp_path, build, tests)
+    assert ctx.switches == {}
+    assert any(said in line and "rebuilt" in line for line in ctx.said), ctx.said
+
+
+def test_the_cold_engine_weaves_nothing(tmp_path: Path) -> None:
+    config = load_config(REPO / "mutation_config.toml")
+    ctx = _FakeContext(tmp_path, 0, Run(0, ""))
+    ctx.engine = "cold"
+    prepare_woven(ctx, tmp_path / "slot0", [tmp_path / "slot0"], config.mutants)  # type: ignore[arg-type]
+    assert (ctx.switches, ctx.built_in, ctx.launched) == ({}, [], [])
+    assert not (tmp_path / "woven").exists()
