@@ -193,11 +193,12 @@ class Context:
         env = {**self.env(self.woven, None, "compiled"), PRELOAD_ENV: ",".join(harness.preload)}
         return WarmServer(self.runner, self.woven, env, collect, where, switches=self.switches)
 
-    def woven_server(self, project: Path, launch_only: bool = False) -> WarmServer | None:
+    def launch_woven_server(self, project: Path) -> None:
+        """Start the woven build's server for the worker of ``project`` without waiting for it."""
+        self._servers.launch("woven", project, self._launch_woven_server)
+
+    def woven_server(self, project: Path) -> WarmServer | None:
         """The warm server on the woven build that serves the worker of ``project``."""
-        if launch_only:
-            self._servers.launch("woven", project, self._launch_woven_server)
-            return None
         fallback = "its compiled mutants are rebuilt one by one"
         return self._servers.get("woven", project, self._launch_woven_server, fallback)
 

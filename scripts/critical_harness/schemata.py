@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 SWITCH = "_harness_mutant_"
 SELECT = "_harness_select_"
@@ -151,8 +152,8 @@ def _region(statements: Sequence[_Statement], lo: int, hi: int) -> tuple[int, in
             return lo, hi
 
 
-def _check(statements: Sequence[_Statement], lo: int, hi: int) -> str | None:
-    """Why the statements ``lo``..``hi`` cannot sit in a branch, or None."""
+def _enclosing(statements: Sequence[_Statement], lo: int) -> str | None:
+    """Why the block holding statement ``lo`` is not a function's body that takes a branch, or None."""
     owner = _owner(statements, lo)
     while owner is not None and not _DEFINITION.match(statements[owner].code):
         owner = _owner(statements, owner)
@@ -160,25 +161,22 @@ def _check(statements: Sequence[_Statement], lo: int, hi: int) -> str | None:
         return "the edit is at module level"
     if _CLASS.match(statements[owner].code):
         return f"the edit is in the body of a class ({statements[owner].code[:40]!r})"
-    for statement in statements[lo : hi + 1]:
-        if _NOT_IN_A_BRANCH.match(statement.code):
-            return f"line {statement.first + 1}: a declaration or definition ({statement.code[:40]!r})"
-        if statement.in_string:
-            return f"line {statement.in_string[0] + 1}: inside a string that spans lines"
     if "\t" in statements[lo].indent:
         return f"line {statements[lo].first + 1}: indented with tabs"
     return None
 
 
-def _check_branch(branch: Sequence[str], indent: str) -> str | None:
-    """Why the mutant's own lines of a region cannot sit in a branch, or None."""
-    for statement in _statements(branch):
+def _unfit(statements: Sequence[_Statement], offset: int, indent: str) -> str | None:
+    """Why ``statements`` (their lines counted from ``offset``) cannot sit in a branch at ``indent``, or
+    None."""
+    for statement in statements:
+        where = f"line {offset + statement.first + 1}"
         if _NOT_IN_A_BRANCH.match(statement.code):
-            return f"line {statement.code[:40]!r} is a declaration or definition"
+            return f"{where}: a declaration or definition ({statement.code[:40]!r})"
         if statement.in_string:
-            return "edit is inside a string that spans lines"
+            return f"line {offset + statement.in_string[0] + 1}: inside a string that spans lines"
         if not statement.indent.startswith(indent):
-            return f"line {statement.code[:40]!r} leaves the block"
+            return f"{where}: leaves the block ({statement.code[:40]!r})"
     return None
 
 
@@ -216,29 +214,43 @@ def _lines(source: str) -> list[str]:
     return lines
 
 
-def _place(lines: list[str], statements: Sequence[_Statement], mutated: list[str]) -> tuple[int, int] | str:
-    """The lines (first, last) of ``lines`` a mutant's branch replaces, or why it cannot have one."""
+class _Place(NamedTuple):
+    first: int  # the lines of the original a mutant's branch replaces, inclusive
+    last: int
+    indent: str  # the block's
+
+
+def _between(mutated: list[str], original: list[str], first: int, last: int) -> list[str]:
+    """The mutant's lines where the original has ``first``..``last``: the rest of both is the same."""
+    return mutated[first : len(mutated) - (len(original) - last - 1)]
+
+
+def _place(lines: list[str], statements: Sequence[_Statement], mutated: list[str]) -> _Place | str:
+    """Where in ``lines`` a mutant's branch goes, or why it cannot have one."""
     changed = _changed(lines, mutated)
     span = None if changed is None else _span(statements, *changed)
     if changed is None or span is None:
         return "the mutant changes no statement"
     grown = _region(statements, *span)
-    problem = grown if isinstance(grown, str) else _check(statements, *grown)
-    if isinstance(grown, str) or problem is not None:
-        return problem or str(grown)
-    first, last = statements[grown[0]].first, statements[grown[1]].last
-    if not first <= changed[0] <= changed[1] <= last:  # blank lines or comments changed beyond them
+    if isinstance(grown, str):
+        return grown
+    lo, hi = grown
+    place = _Place(statements[lo].first, statements[hi].last, statements[lo].indent)
+    problem = _enclosing(statements, lo) or _unfit(statements[lo : hi + 1], 0, place.indent)
+    if problem is not None:
+        return problem
+    if not place.first <= changed[0] <= changed[1] <= place.last:  # blank lines or comments beyond them
         return "the edit reaches past the statements it changes"
-    branch = mutated[first : len(mutated) - (len(lines) - last - 1)]
-    problem = _check_branch(branch, statements[grown[0]].indent)
-    return (first, last) if problem is None else f"the mutant's {problem}"
+    branch = _statements(_between(mutated, lines, place.first, place.last))
+    problem = _unfit(branch, place.first, place.indent)
+    return place if problem is None else f"the mutant's {problem}"
 
 
 def weave(original: str, mutants: Sequence[tuple[str, str]]) -> Schema:
     """``original`` with each ``(id, mutated source)`` behind a switch, numbered from 1 in the order given."""
     lines = _lines(original)
     statements = _statements(lines)
-    regions: list[tuple[int, int, str, list[str]]] = []  # first line, last line, id, its mutated lines
+    regions: list[tuple[_Place, str, list[str]]] = []  # where, the mutant's id, its lines
     unwoven: dict[str, str] = {}
     for mutant_id, source in mutants:
         mutated = _lines(source)
@@ -246,31 +258,30 @@ def weave(original: str, mutants: Sequence[tuple[str, str]]) -> Schema:
         if isinstance(place, str):
             unwoven[mutant_id] = place
         else:
-            regions.append((*place, mutant_id, mutated))
-    # Overlapping regions share one `if` chain over their union; in each branch, the union as its mutant
-    # has it.
-    regions.sort(key=lambda region: region[0])
-    groups: list[list[tuple[int, int, str, list[str]]]] = []
-    for region in regions:
-        if groups and region[0] <= max(r[1] for r in groups[-1]):
-            groups[-1].append(region)
-        else:
-            groups.append([region])
+            regions.append((place, mutant_id, mutated))
     numbers = {mutant_id: n for n, (mutant_id, _) in enumerate(mutants, 1) if mutant_id not in unwoven}
+    # Overlapping regions share one `if` chain over their union; in each branch, the union as its mutant
+    # has it. The first region of a group starts the union, so its indent is the union's.
+    regions.sort(key=lambda region: region[0].first)
+    groups: list[tuple[_Place, list[tuple[_Place, str, list[str]]]]] = []
+    for region in regions:
+        if groups and region[0].first <= groups[-1][0].last:
+            union, members = groups[-1]
+            groups[-1] = (union._replace(last=max(union.last, region[0].last)), [*members, region])
+        else:
+            groups.append((region[0], [region]))
     out: list[str] = []
     done = 0
-    for group in groups:
-        first, last = group[0][0], max(r[1] for r in group)
-        indent = next(s.indent for s in statements if s.first == first)
-        out += lines[done:first]
+    for union, members in groups:
+        out += lines[done : union.first]
         keyword = "if"
-        for _, _, mutant_id, mutated in sorted(group, key=lambda region: numbers[region[2]]):
-            out.append(f"{indent}{keyword} {SWITCH} == {numbers[mutant_id]}:\n")
-            out += _branch(mutated[first : len(mutated) - (len(lines) - last - 1)], indent)
+        for _, mutant_id, mutated in sorted(members, key=lambda region: numbers[region[1]]):
+            out.append(f"{union.indent}{keyword} {SWITCH} == {numbers[mutant_id]}:\n")
+            out += _branch(_between(mutated, lines, union.first, union.last), union.indent)
             keyword = "elif"
-        out.append(f"{indent}else:\n")
-        out += _branch(lines[first : last + 1], indent)
-        done = last + 1
+        out.append(f"{union.indent}else:\n")
+        out += _branch(lines[union.first : union.last + 1], union.indent)
+        done = union.last + 1
     out += lines[done:]
     out.append(
         f"\n\ncdef int {SWITCH} = 0\n\n\ndef {SELECT}(int number):\n"

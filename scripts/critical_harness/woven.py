@@ -44,7 +44,7 @@ def prepare_woven(ctx: Context, builder: Path, copies: Sequence[Path], mutants: 
         return
     ctx.woven, ctx.switches = where, switches
     for copy in copies:
-        ctx.woven_server(copy, launch_only=True)
+        ctx.launch_woven_server(copy)
     # With no switch on the woven build must behave as the original: its mutants' tests green on it.
     targets = sorted({entry for m in compiled if m.spec.id in switches for entry in m.spec.killed_by})
     server = ctx.woven_server(builder)

@@ -258,8 +258,11 @@ class _FakeContext:
         self.built_in.append(where)
         return self._build, "error: the woven core does not compile"
 
-    def woven_server(self, project: Path, launch_only: bool = False) -> object:
+    def launch_woven_server(self, project: Path) -> None:
         self.launched.append(project)
+
+    def woven_server(self, project: Path) -> object:
+        assert project in self.launched  # asked for only once launched
         return object()
 
     def pytest_warm(
