@@ -15,7 +15,7 @@ cimport cython
 from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetName, PyCapsule_GetPointer
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.long cimport PyLong_AsLongLongAndOverflow
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.pythread cimport PyThread_get_thread_ident
 from libc.string cimport strcmp
 
@@ -38,6 +38,25 @@ cdef _get_runtime = _runtime_module.get_runtime
 cdef dict _runtime_globals = _runtime_module.__dict__
 # Bound at import: a finaliser that runs at interpreter shutdown may find module globals already cleared.
 cdef _warn = warnings.warn
+
+
+ctypedef PyObject *(*_vectorcall_f)(PyObject *, PyObject **, size_t, PyObject *)
+
+
+cdef extern from *:
+    """
+    /* A type's own dictionary, and making a type's objects callable through the vectorcall protocol: the
+       pointer to call sits at `offset` in each object. */
+    static PyObject *guard_lib_type_dict(PyTypeObject *type) { return type->tp_dict; }
+    static void guard_lib_set_vectorcall(PyTypeObject *type, Py_ssize_t offset) {
+        type->tp_vectorcall_offset = offset;
+        type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+    }
+    """
+    PyObject *_type_dict "guard_lib_type_dict"(PyTypeObject *type)
+    void _set_vectorcall "guard_lib_set_vectorcall"(PyTypeObject *type, Py_ssize_t offset)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
+    void PyType_Modified(PyTypeObject *type)
 
 
 cdef class _Entry:
@@ -116,11 +135,15 @@ cdef void *_pointer(object capsule, const char *signature) except? NULL:
     return PyCapsule_GetPointer(capsule, name)
 
 
-cdef _Entry _entry_of(object runtime):
+cdef inline _Entry _entry_of(object runtime):
     """The C entry points ``runtime`` offers, or None when it has none and is called from Python."""
-    global _last_entry, _last_plain
     if _last_entry is not None and _last_entry.runtime is runtime:
         return _last_entry
+    return _look_up_entry(runtime)
+
+
+cdef _Entry _look_up_entry(object runtime):
+    global _last_entry, _last_plain
     if runtime is _last_plain:
         return None
     offer = getattr(runtime, "c_entry_points", None)
@@ -242,6 +265,105 @@ cdef inline Err _err(object error):
     return outcome
 
 
+# ``with`` looks ``__enter__`` and ``__exit__`` up on every use and calls what it finds: for a plain method,
+# a bound method made, called through it, and dropped, which costs more than the whole borrow. So the
+# borrows' classes hold these two as _FastMethod: bound, it is a _Bound from a freelist, called by
+# vectorcall, and the call the ``with`` statement makes goes straight to the borrow. Every other call, and
+# every attribute but the call, is the method's own.
+@cython.auto_pickle(False)
+@cython.final
+@cython.freelist(8)
+cdef class _Bound:
+    # A borrow's ``__enter__`` or ``__exit__``, bound to it. (No docstring: ``__doc__`` is the method's.)
+
+    cdef _vectorcall_f _call
+    cdef _Borrow _borrow
+    cdef object _function
+
+    def __call__(self, *args, **kwargs):
+        return self._function(self._borrow, *args, **kwargs)
+
+    cdef object _method(self):
+        return self._function.__get__(self._borrow, type(self._borrow))
+
+    def __getattr__(self, name):
+        return getattr(self._method(), name)
+
+    @property
+    def __doc__(self):
+        return self._method().__doc__
+
+    @property
+    def __signature__(self):
+        import inspect
+
+        return inspect.signature(self._method())
+
+    def __eq__(self, other):
+        if isinstance(other, _Bound):
+            other = (<_Bound>other)._method()
+        return self._method() == other
+
+    def __hash__(self):
+        return hash(self._method())
+
+    def __repr__(self):
+        return repr(self._method())
+
+    def __reduce__(self):
+        return self._method().__reduce__()
+
+
+cdef object _called_as_is(_Bound bound, PyObject **args, size_t nargsf, PyObject *kwnames):
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef Py_ssize_t i
+    positional = [bound._borrow]
+    for i in range(nargs):
+        positional.append(<object>args[i])
+    keywords = {}
+    if kwnames != NULL:
+        for i, name in enumerate(<tuple>kwnames):
+            keywords[name] = <object>args[nargs + i]
+    return bound._function(*positional, **keywords)
+
+
+# The calls a ``with`` statement makes: ``__enter__()`` and ``__exit__(type, value, traceback)``.
+cdef object _enter_device(object bound, PyObject **args, size_t nargsf, PyObject *kwnames):
+    if kwnames == NULL and PyVectorcall_NARGS(nargsf) == 0:
+        return (<_Bound>bound)._borrow._enter()
+    return _called_as_is(<_Bound>bound, args, nargsf, kwnames)
+
+
+cdef object _enter_guard(object bound, PyObject **args, size_t nargsf, PyObject *kwnames):
+    if kwnames == NULL and PyVectorcall_NARGS(nargsf) == 0:
+        return (<_Bound>bound)._borrow
+    return _called_as_is(<_Bound>bound, args, nargsf, kwnames)
+
+
+cdef object _exit(object bound, PyObject **args, size_t nargsf, PyObject *kwnames):
+    if kwnames == NULL and PyVectorcall_NARGS(nargsf) <= 3:
+        (<_Bound>bound)._borrow._close()
+        return None
+    return _called_as_is(<_Bound>bound, args, nargsf, kwnames)
+
+
+@cython.final
+cdef class _FastMethod:
+    """A method of the borrows' classes whose bound form is a _Bound."""
+
+    cdef object _function
+    cdef _vectorcall_f _call
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self._function
+        cdef _Bound bound = _Bound.__new__(_Bound)
+        bound._call = self._call
+        bound._borrow = <_Borrow>instance
+        bound._function = self._function
+        return bound
+
+
 # A device is made and dropped on every use; a short freelist spares the allocator both ways.
 @cython.auto_pickle(False)
 @cython.freelist(8)
@@ -250,10 +372,12 @@ cdef class _Borrow:
 
     cdef object _index
     cdef object _requested_runtime
+    # On the path through the Python protocol: the runtime and the two devices as Python values.
     cdef object _runtime
     cdef object _original
     cdef object _current
-    # On the C path, the same two devices as C values.
+    # On the C path (_entry set), the two devices as C values alone, and the runtime is the entry's: making
+    # Python objects of them on every borrow would cost more than the borrow's own calls.
     cdef int _c_original
     cdef int _c_current
     cdef unsigned long _thread
@@ -265,11 +389,20 @@ cdef class _Borrow:
     def _restored(self):
         return not self._owes
 
+    cdef object _runtime_used(self):
+        return self._runtime if self._entry is None else self._entry.runtime
+
+    cdef object _original_device(self):
+        return self._original if self._entry is None else self._c_original
+
+    cdef object _current_device(self):
+        return self._current if self._entry is None else self._c_current
+
     cdef object _enter(self):
         if self._owes:
             raise GuardError(
                 f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
-                device_index=self._current,
+                device_index=self._current_device(),
             )
         requested = self._index
         if type(requested) is int:
@@ -297,7 +430,7 @@ cdef class _Borrow:
                 runtime = _get_runtime()
         entry = _entry_of(runtime)
         if entry is not None and fits and c_index <= _INT_MAX:
-            return self._enter_c(entry, runtime, <int>c_index, index)
+            return self._enter_c(entry, <int>c_index, index)
         self._entry = None
         code, original = runtime.get_device()
         if code:
@@ -320,15 +453,12 @@ cdef class _Borrow:
             self._settle()
             raise
 
-    cdef object _enter_c(self, _Entry entry, object runtime, int c_index, object index):
+    cdef object _enter_c(self, _Entry entry, int c_index, object index):
         cdef int original = 0
         cdef int code = entry.get_device(&original)
         if code:
-            raise _ref()._cuda_error(runtime, "cannot read the current CUDA device", index, code)
+            raise _ref()._cuda_error(entry.runtime, "cannot read the current CUDA device", index, code)
         self._entry = entry
-        self._runtime = runtime
-        self._original = original
-        self._current = index
         self._c_original = original
         self._c_current = c_index
         self._thread = PyThread_get_thread_ident()
@@ -340,7 +470,7 @@ cdef class _Borrow:
             with nogil:
                 code = set_device(c_index)
             if code:
-                raise _ref()._cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                raise _ref()._cuda_error(entry.runtime, f"cannot select CUDA device {index}", index, code)
             return self
         except BaseException:
             self._settle()
@@ -356,36 +486,44 @@ cdef class _Borrow:
         with nogil:
             code = set_device(original)
         if code:
-            _ref()._restore_failed(self._runtime, self._original, self._current, code)
+            _ref()._restore_failed(self._entry.runtime, original, self._c_current, code)
 
     cdef void _settle(self) except *:
         # Only on the owning thread: another thread's device is not this guard's to touch.
         if not self._owes or self._thread != PyThread_get_thread_ident():
             return
-        read, now = self._runtime.get_device()
-        if read or now != self._original:
-            _ref()._restore(self._runtime, self._original, self._current)
+        runtime = self._runtime_used()
+        original = self._original_device()
+        read, now = runtime.get_device()
+        if read or now != original:
+            _ref()._restore(runtime, original, self._current_device())
         self._owes = False
 
     @property
     def original_device(self):
         """The device that was current before the selection, which ``close`` restores."""
-        return self._original
+        return self._original_device()
 
     @property
     def current_device(self):
         """The device that was selected."""
-        return self._current
+        return self._current_device()
 
-    cdef void _close(self) except *:
+    cdef int _close(self) except -1:
         if not self._owes:
-            return
+            return 0
+        cdef bint home = self._thread == PyThread_get_thread_ident()
+        # On its own thread, a C-path borrow of the device already current has nothing to undo and nothing
+        # that can fail: its debt ends here, outside the handler the other cases need.
+        if home and self._entry is not None and self._c_current == self._c_original:
+            self._owes = False
+            return 0
         try:
-            if self._thread != PyThread_get_thread_ident():
+            if not home:
                 raise GuardError(
-                    f"a DeviceGuard for CUDA device {self._current} belongs to the thread that created it; "
-                    "CUDA's current device is per thread, so it cannot be restored from another",
-                    device_index=self._current,
+                    f"a DeviceGuard for CUDA device {self._current_device()} belongs to the thread that "
+                    "created it; CUDA's current device is per thread, so it cannot be restored from another",
+                    device_index=self._current_device(),
                 )
             if self._entry is not None:
                 moved = self._c_current != self._c_original
@@ -394,6 +532,7 @@ cdef class _Borrow:
             if moved:
                 self._put_back()
             self._owes = False
+            return 0
         except BaseException:
             self._settle()
             raise
@@ -458,14 +597,15 @@ cdef class DeviceGuard(_Borrow):
         """Hand the borrow to a new guard, which alone restores; this one is left looking restored."""
         if not self._owes:
             raise GuardError(
-                f"cannot take over a DeviceGuard for CUDA device {self._current}: it was closed or taken",
-                device_index=self._current,
+                f"cannot take over a DeviceGuard for CUDA device {self._current_device()}: it was closed or "
+                "taken",
+                device_index=self._current_device(),
             )
         if self._thread != PyThread_get_thread_ident():
             raise GuardError(
-                f"cannot take over a DeviceGuard for CUDA device {self._current} from another thread: "
+                f"cannot take over a DeviceGuard for CUDA device {self._current_device()} from another thread: "
                 "only the thread that created it can restore its device",
-                device_index=self._current,
+                device_index=self._current_device(),
             )
         cdef DeviceGuard taker = DeviceGuard.__new__(DeviceGuard)
         taker._runtime = self._runtime
@@ -485,15 +625,15 @@ cdef class DeviceGuard(_Borrow):
 
     def __repr__(self):
         state = "open" if self._owes else "restored"
-        return f"<DeviceGuard device {self._current} (restores {self._original}), {state}>"
+        return f"<DeviceGuard device {self._current_device()} (restores {self._original_device()}), {state}>"
 
     def __del__(self):
         # No restore here: the collector may run this on any thread. There is no frame of this finaliser
         # for the warning to skip, so it points at the drop with the default stack level.
         if self._owes:
             _warn(
-                f"DeviceGuard for CUDA device {self._current} was garbage-collected without close(); "
-                f"device {self._original} was never restored",
+                f"DeviceGuard for CUDA device {self._current_device()} was garbage-collected without close(); "
+                f"device {self._original_device()} was never restored",
                 ResourceWarning,
                 stacklevel=1,
                 source=self,
@@ -548,3 +688,25 @@ cdef object _on_device(object index, object runtime, object function):
             raise
 
     return on_device
+
+
+cdef int _install(type cls, str name, _vectorcall_f call) except -1:
+    cdef dict namespace = <dict>_type_dict(<PyTypeObject *>cls)
+    cdef _FastMethod method = _FastMethod.__new__(_FastMethod)
+    method._function = namespace[name]
+    method._call = call
+    namespace[name] = method
+    PyType_Modified(<PyTypeObject *>cls)
+    return 0
+
+
+cdef int _install_fast_methods() except -1:
+    cdef _Bound probe = _Bound.__new__(_Bound)
+    _set_vectorcall(<PyTypeObject *>_Bound, <Py_ssize_t>(<char *>&probe._call - <char *><PyObject *>probe))
+    _install(_Borrow, "__exit__", <_vectorcall_f>_exit)
+    _install(device, "__enter__", <_vectorcall_f>_enter_device)
+    _install(DeviceGuard, "__enter__", <_vectorcall_f>_enter_guard)
+    return 0
+
+
+_install_fast_methods()
