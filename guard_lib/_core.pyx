@@ -289,6 +289,9 @@ cdef class _Bound:
     def __getattr__(self, name):
         return getattr(self._method(), name)
 
+    def __dir__(self):
+        return dir(self._method())
+
     @property
     def __doc__(self):
         return self._method().__doc__
@@ -341,7 +344,7 @@ cdef object _enter_guard(object bound, PyObject **args, size_t nargsf, PyObject 
 
 
 cdef object _exit(object bound, PyObject **args, size_t nargsf, PyObject *kwnames):
-    if kwnames == NULL and PyVectorcall_NARGS(nargsf) <= 3:
+    if kwnames == NULL:
         (<_Bound>bound)._borrow._close()
         return None
     return _called_as_is(<_Bound>bound, args, nargsf, kwnames)
@@ -541,9 +544,6 @@ cdef class _Borrow:
         """Restore the caller's device. Closing again, or closing a guard taken over, does nothing."""
         self._close()
 
-    def __exit__(self, exc_type=None, exc_value=None, traceback=None):
-        self._close()
-
     def __copy__(self):
         raise TypeError(f"a {type(self).__name__} cannot be copied: DeviceGuard.take() hands a borrow over")
 
@@ -690,10 +690,10 @@ cdef object _on_device(object index, object runtime, object function):
     return on_device
 
 
-cdef int _install(type cls, str name, _vectorcall_f call) except -1:
+cdef int _install(type cls, str name, str function, _vectorcall_f call) except -1:
     cdef dict namespace = <dict>_type_dict(<PyTypeObject *>cls)
     cdef _FastMethod method = _FastMethod.__new__(_FastMethod)
-    method._function = namespace[name]
+    method._function = namespace[function]
     method._call = call
     namespace[name] = method
     PyType_Modified(<PyTypeObject *>cls)
@@ -703,9 +703,10 @@ cdef int _install(type cls, str name, _vectorcall_f call) except -1:
 cdef int _install_fast_methods() except -1:
     cdef _Bound probe = _Bound.__new__(_Bound)
     _set_vectorcall(<PyTypeObject *>_Bound, <Py_ssize_t>(<char *>&probe._call - <char *><PyObject *>probe))
-    _install(_Borrow, "__exit__", <_vectorcall_f>_exit)
-    _install(device, "__enter__", <_vectorcall_f>_enter_device)
-    _install(DeviceGuard, "__enter__", <_vectorcall_f>_enter_guard)
+    # As in the reference, ``__exit__`` is ``close``.
+    _install(_Borrow, "__exit__", "close", <_vectorcall_f>_exit)
+    _install(device, "__enter__", "__enter__", <_vectorcall_f>_enter_device)
+    _install(DeviceGuard, "__enter__", "__enter__", <_vectorcall_f>_enter_guard)
     return 0
 
 

@@ -374,6 +374,18 @@ def test_close_from_another_thread_raises_and_touches_nothing(sim: SimulatedRunt
     assert current(sim) == 0
 
 
+def test_close_from_another_thread_refuses_a_guard_of_the_device_already_current(sim: SimulatedRuntime) -> None:
+    # Nothing to put back, but the debt is still the owner's: another thread may not end it.
+    guard = DeviceGuard.create(0, runtime=sim).unwrap()
+    error, other_calls, _ = _close_elsewhere(guard, sim)
+    assert isinstance(error, GuardError)
+    assert "thread" in str(error)
+    assert other_calls == []
+    assert repr(guard).endswith(", open>")
+    guard.close()
+    assert repr(guard).endswith(", restored>")
+
+
 @pytest.mark.multi_gpu
 def test_close_from_another_thread_leaves_both_threads_devices(rt: DeviceRuntime) -> None:
     guard = DeviceGuard.create(1, runtime=rt).unwrap()
