@@ -16,7 +16,6 @@ from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetName, PyCapsul
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject, PyTypeObject
-from cpython.pythread cimport PyThread_get_thread_ident
 from libc.string cimport strcmp
 
 import functools
@@ -52,11 +51,33 @@ cdef extern from *:
         type->tp_vectorcall_offset = offset;
         type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
     }
+    /* Calling a type by vectorcall: taken over only where the type has such a call to fall back on. */
+    static vectorcallfunc guard_lib_generic_device_call = NULL;
+    static void guard_lib_take_over_device_call(PyTypeObject *type, void *call) {
+        guard_lib_generic_device_call = type->tp_vectorcall;
+        if (guard_lib_generic_device_call != NULL) type->tp_vectorcall = (vectorcallfunc)call;
+    }
+    static PyObject *guard_lib_call_device_generic(PyObject *type, PyObject **args, size_t nargsf,
+                                                   PyObject *kwnames) {
+        return guard_lib_generic_device_call(type, args, nargsf, kwnames);
+    }
+    /* What PyThread_get_thread_ident returns, without its call, where threads are POSIX threads. */
+    #if defined(_POSIX_THREADS) && !defined(_WIN32)
+    #include <pthread.h>
+    #define guard_lib_thread_ident() ((unsigned long)pthread_self())
+    #else
+    #define guard_lib_thread_ident() PyThread_get_thread_ident()
+    #endif
     """
     PyObject *_type_dict "guard_lib_type_dict"(PyTypeObject *type)
     void _set_vectorcall "guard_lib_set_vectorcall"(PyTypeObject *type, Py_ssize_t offset)
     Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
     void PyType_Modified(PyTypeObject *type)
+    void _take_over_device_call "guard_lib_take_over_device_call"(PyTypeObject *type, void *call)
+    object _call_device_generic "guard_lib_call_device_generic"(
+        object type, PyObject **args, size_t nargsf, PyObject *kwnames
+    )
+    unsigned long _thread_ident "guard_lib_thread_ident"() nogil
 
 
 cdef class _Entry:
@@ -270,9 +291,12 @@ cdef inline Err _err(object error):
 # borrows' classes hold these two as _FastMethod: bound, it is a _Bound from a freelist, called by
 # vectorcall, and the call the ``with`` statement makes goes straight to the borrow. Every other call, and
 # every attribute but the call, is the method's own.
+# Outside the collector's care: a _Bound holds only its borrow and the method, and a cycle back to it would
+# need a borrow's index or runtime to hold one of its bound methods.
 @cython.auto_pickle(False)
 @cython.final
 @cython.freelist(8)
+@cython.no_gc
 cdef class _Bound:
     # A borrow's ``__enter__`` or ``__exit__``, bound to it. (No docstring: ``__doc__`` is the method's.)
 
@@ -441,7 +465,7 @@ cdef class _Borrow:
         self._runtime = runtime
         self._original = original
         self._current = index
-        self._thread = PyThread_get_thread_ident()
+        self._thread = _thread_ident()
         if index == original:
             self._owes = True
             return self
@@ -464,7 +488,7 @@ cdef class _Borrow:
         self._entry = entry
         self._c_original = original
         self._c_current = c_index
-        self._thread = PyThread_get_thread_ident()
+        self._thread = _thread_ident()
         self._owes = True
         if c_index == original:
             return self
@@ -493,7 +517,7 @@ cdef class _Borrow:
 
     cdef void _settle(self) except *:
         # Only on the owning thread: another thread's device is not this guard's to touch.
-        if not self._owes or self._thread != PyThread_get_thread_ident():
+        if not self._owes or self._thread != _thread_ident():
             return
         runtime = self._runtime_used()
         original = self._original_device()
@@ -515,7 +539,7 @@ cdef class _Borrow:
     cdef int _close(self) except -1:
         if not self._owes:
             return 0
-        cdef bint home = self._thread == PyThread_get_thread_ident()
+        cdef bint home = self._thread == _thread_ident()
         # On its own thread, a C-path borrow of the device already current has nothing to undo and nothing
         # that can fail: its debt ends here, outside the handler the other cases need.
         if home and self._entry is not None and self._c_current == self._c_original:
@@ -601,7 +625,7 @@ cdef class DeviceGuard(_Borrow):
                 "taken",
                 device_index=self._current_device(),
             )
-        if self._thread != PyThread_get_thread_ident():
+        if self._thread != _thread_ident():
             raise GuardError(
                 f"cannot take over a DeviceGuard for CUDA device {self._current_device()} from another thread: "
                 "only the thread that created it can restore its device",
@@ -700,6 +724,17 @@ cdef int _install(type cls, str name, str function, _vectorcall_f call) except -
     return 0
 
 
+cdef object _make_device(object cls, PyObject **args, size_t nargsf, PyObject *kwnames):
+    # ``device(i)``, made on every borrow, without the generic call's argument parsing; every other call
+    # is the generic one.
+    cdef device borrow
+    if kwnames == NULL and PyVectorcall_NARGS(nargsf) == 1 and cls is device:
+        borrow = device.__new__(device)
+        borrow._index = <object>args[0]
+        return borrow
+    return _call_device_generic(cls, args, nargsf, kwnames)
+
+
 cdef int _install_fast_methods() except -1:
     cdef _Bound probe = _Bound.__new__(_Bound)
     _set_vectorcall(<PyTypeObject *>_Bound, <Py_ssize_t>(<char *>&probe._call - <char *><PyObject *>probe))
@@ -707,6 +742,7 @@ cdef int _install_fast_methods() except -1:
     _install(_Borrow, "__exit__", "close", <_vectorcall_f>_exit)
     _install(device, "__enter__", "__enter__", <_vectorcall_f>_enter_device)
     _install(DeviceGuard, "__enter__", "__enter__", <_vectorcall_f>_enter_guard)
+    _take_over_device_call(<PyTypeObject *>device, <void *>_make_device)
     return 0
 
 

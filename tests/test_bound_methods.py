@@ -52,8 +52,6 @@ def test_exit_is_close_bound_to_the_borrow(kind: str) -> None:
     assert bound != device(1, runtime=rt).__exit__
     assert hash(bound) == hash(borrow.close)  # type: ignore[attr-defined]
     assert {"__func__", "__self__"} <= set(dir(bound))
-    # a bound method is in the collector's care: a cycle through one is collected
-    assert gc.is_tracked(bound)
     borrow.close()  # type: ignore[attr-defined]
 
 
@@ -141,3 +139,5 @@ def test_the_cores_bound_methods_are_called_by_vectorcall() -> None:
     assert bound_type.__name__ == "_Bound"
     have_vectorcall = 1 << 11  # Py_TPFLAGS_HAVE_VECTORCALL
     assert bound_type.__flags__ & have_vectorcall
+    # made and dropped on every with block, and never part of a cycle: outside the collector's care
+    assert not gc.is_tracked(borrow.__exit__)

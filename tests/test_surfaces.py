@@ -309,6 +309,17 @@ def test_options_are_keyword_only(function: Callable[..., object], keyword_only:
     assert [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY] == keyword_only
 
 
+def test_device_is_made_alike_by_every_form_of_call() -> None:
+    sim = SimulatedRuntime(device_count=4)
+    for borrow in (device(2, runtime=sim), device(device_index=2, runtime=sim), device(*[2], **{"runtime": sim})):
+        with borrow:
+            assert sim.current_device == 2
+        assert sim.current_device == 0
+    for refused in ({}, {"device_index": 1, "extra": 1}):
+        with pytest.raises(TypeError, match="__init__"):
+            device(**refused)  # type: ignore[arg-type]
+
+
 def test_options_passed_by_position_are_refused() -> None:
     sim = SimulatedRuntime()
     with pytest.raises(TypeError):

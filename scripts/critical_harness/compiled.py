@@ -12,6 +12,8 @@ import re
 import sys
 from pathlib import Path
 
+from .model import MODULE_SCOPE
+
 COMPILED_SUFFIX = ".pyx"
 IMPL_ENV = "GUARD_LIB_IMPL"
 BUILD_ENV = "GUARD_LIB_BUILD"
@@ -61,11 +63,13 @@ def build_outputs(project: Path, file: str) -> list[Path]:
 def scope_spans(source: str, qualname: str) -> list[tuple[int, int]]:
     """0-based inclusive line ranges of every definition named ``qualname`` in Cython source.
 
-    Read by indentation, since Python's parser cannot: a definition runs from its header (decorators
+    ``<module>`` is the whole file. Read by indentation, since Python's parser cannot: a definition runs from its header (decorators
     included) to the last line before the next non-blank line indented no deeper than the header.
     """
     lines = source.splitlines()
     spans = [(0, len(lines) - 1)]
+    if qualname == MODULE_SCOPE:
+        return spans if lines else []
     depth_indent: str | None = None
     for part in qualname.split("."):
         found: list[tuple[int, int]] = []
