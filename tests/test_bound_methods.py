@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import inspect
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -19,17 +20,17 @@ from guard_lib.runtime import SimulatedRuntime
 
 COMPILED = guard_lib.IMPLEMENTATION == "compiled"
 
-Make = Callable[[SimulatedRuntime], object]
+Make = Callable[[SimulatedRuntime], Any]
 BORROWS: list[tuple[str, Make]] = [
     ("device", lambda rt: device(1, runtime=rt)),
     ("DeviceGuard", lambda rt: DeviceGuard.create(1, runtime=rt).unwrap()),
 ]
 
 
-def _entered(kind: str, sim: SimulatedRuntime) -> object:
+def _entered(kind: str, sim: SimulatedRuntime) -> Any:
     borrow = dict(BORROWS)[kind](sim)
     if kind == "device":
-        borrow.__enter__()  # type: ignore[attr-defined]
+        borrow.__enter__()
     assert sim.current_device == 1
     return borrow
 
@@ -39,32 +40,32 @@ def test_exit_is_close_bound_to_the_borrow(kind: str) -> None:
     rt = SimulatedRuntime(2)
     borrow = dict(BORROWS)[kind](rt)
     cls = type(borrow)
-    bound = borrow.__exit__  # type: ignore[attr-defined]
-    assert cls.__exit__ is cls.close  # type: ignore[attr-defined]
+    bound = borrow.__exit__
+    assert cls.__exit__ is cls.close
     assert bound.__self__ is borrow
-    assert bound.__func__ is cls.close  # type: ignore[attr-defined]
+    assert bound.__func__ is cls.close
     assert (bound.__name__, bound.__qualname__) == ("close", "_Borrow.close")
-    assert bound.__doc__ == cls.close.__doc__  # type: ignore[attr-defined]
+    assert bound.__doc__ == cls.close.__doc__
     assert bound.__doc__.startswith("Restore the caller's device.")
     assert [p.name for p in inspect.signature(bound).parameters.values()] == ["_exc_info"]
     assert repr(bound).startswith("<bound method _Borrow.close of <")
-    assert bound == borrow.close == borrow.__exit__  # type: ignore[attr-defined]
+    assert bound == borrow.close == borrow.__exit__
     assert bound != device(1, runtime=rt).__exit__
-    assert hash(bound) == hash(borrow.close)  # type: ignore[attr-defined]
+    assert hash(bound) == hash(borrow.close)
     assert {"__func__", "__self__"} <= set(dir(bound))
-    borrow.close()  # type: ignore[attr-defined]
+    borrow.close()
 
 
 @pytest.mark.parametrize("kind", [k for k, _ in BORROWS])
 def test_enter_bound_reads_as_the_method(kind: str) -> None:
     rt = SimulatedRuntime(2)
     borrow = dict(BORROWS)[kind](rt)
-    bound = borrow.__enter__  # type: ignore[attr-defined]
+    bound = borrow.__enter__
     assert bound.__self__ is borrow
     assert bound.__func__ is type(borrow).__enter__
-    assert bound == borrow.__enter__  # type: ignore[attr-defined]
+    assert bound == borrow.__enter__
     assert list(inspect.signature(bound).parameters) == []
-    borrow.close()  # type: ignore[attr-defined]
+    borrow.close()
 
 
 @pytest.mark.parametrize("kind", [k for k, _ in BORROWS])
@@ -73,33 +74,35 @@ def test_exit_called_with_any_positional_arguments_restores(
     kind: str, sim: SimulatedRuntime, args: tuple[object, ...]
 ) -> None:
     borrow = _entered(kind, sim)
-    assert borrow.__exit__(*args) is None  # type: ignore[attr-defined]
+    assert borrow.__exit__(*args) is None
     assert sim.current_device == 0
-    assert borrow._restored  # type: ignore[attr-defined]
+    assert borrow._restored
 
 
 @pytest.mark.parametrize("kind", [k for k, _ in BORROWS])
 def test_exit_called_with_a_keyword_is_refused_and_restores_nothing(kind: str, sim: SimulatedRuntime) -> None:
     borrow = _entered(kind, sim)
     with pytest.raises(TypeError, match=r"close\(\) got an unexpected keyword argument 'exc_type'"):
-        borrow.__exit__(exc_type=None)  # type: ignore[attr-defined]
+        borrow.__exit__(exc_type=None)
     assert sim.current_device == 1
-    assert not borrow._restored  # type: ignore[attr-defined]
-    borrow.__exit__()  # type: ignore[attr-defined]
+    assert not borrow._restored
+    borrow.__exit__()
     assert sim.current_device == 0
 
 
 @pytest.mark.parametrize("args", [(1,), ()])
-def test_enter_called_with_arguments_is_refused_and_selects_nothing(sim: SimulatedRuntime, args: tuple[int]) -> None:
-    borrow = device(1, runtime=sim)
-    kwargs = {} if args else {"extra": 1}
+def test_enter_called_with_arguments_is_refused_and_selects_nothing(
+    sim: SimulatedRuntime, args: tuple[int]
+) -> None:
+    borrow: Any = device(1, runtime=sim)
+    kwargs: dict[str, int] = {} if args else {"extra": 1}
     with pytest.raises(TypeError, match=r"\(\) (takes|got an unexpected keyword)"):
         borrow.__enter__(*args, **kwargs)
     assert sim.current_device == 0
     assert borrow._restored
-    guard = DeviceGuard.create(1, runtime=sim).unwrap()
+    guard: Any = DeviceGuard.create(1, runtime=sim).unwrap()
     with pytest.raises(TypeError, match=r"\(\) (takes|got an unexpected keyword)"):
-        guard.__enter__(*args, **kwargs)  # type: ignore[call-arg]
+        guard.__enter__(*args, **kwargs)
     guard.close()
     assert sim.current_device == 0
 
@@ -121,7 +124,7 @@ def test_enter_returns_what_the_with_statement_binds(sim: SimulatedRuntime) -> N
 
 def test_a_bound_method_called_through_a_tuple_acts_as_called_directly(sim: SimulatedRuntime) -> None:
     # functools.partial and other wrappers call through tp_call with a tuple, not by vectorcall
-    borrow = device(1, runtime=sim)
+    borrow: Any = device(1, runtime=sim)
     enter, leave = borrow.__enter__, borrow.__exit__
     assert enter.__call__() is borrow
     assert sim.current_device == 1
@@ -133,7 +136,7 @@ def test_a_bound_method_called_through_a_tuple_acts_as_called_directly(sim: Simu
 
 @pytest.mark.skipif(not COMPILED, reason="the reference's bound methods are Python's own")
 def test_the_cores_bound_methods_are_called_by_vectorcall() -> None:
-    borrow = device(0, runtime=SimulatedRuntime(2))
+    borrow: Any = device(0, runtime=SimulatedRuntime(2))
     bound_type = type(borrow.__exit__)
     assert bound_type is type(borrow.__enter__)
     assert bound_type.__name__ == "_Bound"

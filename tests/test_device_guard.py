@@ -374,7 +374,9 @@ def test_close_from_another_thread_raises_and_touches_nothing(sim: SimulatedRunt
     assert current(sim) == 0
 
 
-def test_close_from_another_thread_refuses_a_guard_of_the_device_already_current(sim: SimulatedRuntime) -> None:
+def test_close_from_another_thread_refuses_a_guard_of_the_device_already_current(
+    sim: SimulatedRuntime,
+) -> None:
     # Nothing to put back, but the debt is still the owner's: another thread may not end it.
     guard = DeviceGuard.create(0, runtime=sim).unwrap()
     error, other_calls, _ = _close_elsewhere(guard, sim)

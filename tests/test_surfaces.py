@@ -311,7 +311,9 @@ def test_options_are_keyword_only(function: Callable[..., object], keyword_only:
 
 def test_device_is_made_alike_by_every_form_of_call() -> None:
     sim = SimulatedRuntime(device_count=4)
-    for borrow in (device(2, runtime=sim), device(device_index=2, runtime=sim), device(*[2], **{"runtime": sim})):
+    options: dict[str, Any] = {"runtime": sim}
+    made = (device(2, runtime=sim), device(device_index=2, runtime=sim), device(*[2], **options))
+    for borrow in made:
         with borrow:
             assert sim.current_device == 2
         assert sim.current_device == 0

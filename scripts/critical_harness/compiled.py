@@ -63,8 +63,9 @@ def build_outputs(project: Path, file: str) -> list[Path]:
 def scope_spans(source: str, qualname: str) -> list[tuple[int, int]]:
     """0-based inclusive line ranges of every definition named ``qualname`` in Cython source.
 
-    ``<module>`` is the whole file. Read by indentation, since Python's parser cannot: a definition runs from its header (decorators
-    included) to the last line before the next non-blank line indented no deeper than the header.
+    ``<module>`` is the whole file. Read by indentation, since Python's parser cannot: a definition runs
+    from its header (decorators included) to the last line before the next non-blank line indented no
+    deeper than the header.
     """
     lines = source.splitlines()
     spans = [(0, len(lines) - 1)]
