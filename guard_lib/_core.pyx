@@ -374,9 +374,11 @@ cdef object _exit(object bound, PyObject **args, size_t nargsf, PyObject *kwname
     return _called_as_is(<_Bound>bound, args, nargsf, kwnames)
 
 
+@cython.auto_pickle(False)
 @cython.final
 cdef class _FastMethod:
-    """A method of the borrows' classes whose bound form is a _Bound."""
+    # A method of the borrows' classes whose bound form is a _Bound. Read from the class, it is the method
+    # itself; found in the class's dictionary, it calls and reads as the method.
 
     cdef object _function
     cdef _vectorcall_f _call
@@ -386,9 +388,22 @@ cdef class _FastMethod:
             return self._function
         cdef _Bound bound = _Bound.__new__(_Bound)
         bound._call = self._call
-        bound._borrow = <_Borrow>instance
+        bound._borrow = <_Borrow?>instance
         bound._function = self._function
         return bound
+
+    def __call__(self, *args, **kwargs):
+        return self._function(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._function, name)
+
+    @property
+    def __doc__(self):
+        return self._function.__doc__
+
+    def __repr__(self):
+        return repr(self._function)
 
 
 # A device is made and dropped on every use; a short freelist spares the allocator both ways.

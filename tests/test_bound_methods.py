@@ -144,3 +144,21 @@ def test_the_cores_bound_methods_are_called_by_vectorcall() -> None:
     assert bound_type.__flags__ & have_vectorcall
     # made and dropped on every with block, and never part of a cycle: outside the collector's care
     assert not gc.is_tracked(borrow.__exit__)
+
+
+def test_the_class_dictionary_entry_calls_and_reads_as_the_method() -> None:
+    sim = SimulatedRuntime(2)
+    borrow: Any = device(1, runtime=sim)
+    borrow.__enter__()
+    entry = vars(type(borrow).__mro__[1])["__exit__"]
+    assert (entry.__name__, entry.__doc__) == ("close", type(borrow).close.__doc__)
+    assert repr(entry) == repr(type(borrow).close)
+    entry(borrow, None, None, None)
+    assert sim.current_device == 0
+
+
+@pytest.mark.skipif(not COMPILED, reason="the reference's functions bind to anything")
+def test_the_cores_methods_bind_to_borrows_alone() -> None:
+    entry = vars(type(device(0)).__mro__[1])["__exit__"]
+    with pytest.raises(TypeError, match="_Borrow"):
+        entry.__get__(42, int)
