@@ -327,8 +327,7 @@ cdef class _Bound:
         return inspect.signature(self._method())
 
     def __eq__(self, other):
-        if isinstance(other, _Bound):
-            other = (<_Bound>other)._method()
+        # Against another _Bound, the bound method's own comparison gives way to this one, reflected.
         return self._method() == other
 
     def __hash__(self):

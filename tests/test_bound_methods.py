@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -137,8 +138,10 @@ def test_a_bound_method_called_through_a_tuple_acts_as_called_directly(sim: Simu
 @pytest.mark.skipif(not COMPILED, reason="the reference's bound methods are Python's own")
 def test_the_cores_bound_methods_are_called_by_vectorcall() -> None:
     borrow: Any = device(0, runtime=SimulatedRuntime(2))
+    guard: Any = DeviceGuard.create(0, runtime=SimulatedRuntime(2)).unwrap()
     bound_type = type(borrow.__exit__)
-    assert bound_type is type(borrow.__enter__)
+    assert bound_type is type(borrow.__enter__) is type(guard.__enter__) is type(guard.__exit__)
+    guard.close()
     assert bound_type.__name__ == "_Bound"
     have_vectorcall = 1 << 11  # Py_TPFLAGS_HAVE_VECTORCALL
     assert bound_type.__flags__ & have_vectorcall
@@ -162,3 +165,21 @@ def test_the_cores_methods_bind_to_borrows_alone() -> None:
     entry = vars(type(device(0)).__mro__[1])["__exit__"]
     with pytest.raises(TypeError, match="_Borrow"):
         entry.__get__(42, int)
+
+
+@pytest.mark.parametrize("kind", [k for k, _ in BORROWS])
+def test_enter_read_from_the_class_returns_what_the_bound_one_does(kind: str) -> None:
+    sim = SimulatedRuntime(2)
+    borrow = dict(BORROWS)[kind](sim)
+    assert type(borrow).__enter__(borrow) is borrow
+    assert sim.current_device == 1
+    borrow.close()
+
+
+@pytest.mark.parametrize("kind", [k for k, _ in BORROWS])
+def test_a_bound_method_pickles_as_its_borrow_does(kind: str) -> None:
+    borrow = dict(BORROWS)[kind](SimulatedRuntime(2))
+    for bound in (borrow.__enter__, borrow.__exit__):
+        with pytest.raises(TypeError, match="cannot be pickled: it holds a thread's device selection"):
+            pickle.dumps(bound)
+    borrow.close()
