@@ -83,7 +83,7 @@ def test_exit_called_with_any_positional_arguments_restores(
 @pytest.mark.parametrize("kind", [k for k, _ in BORROWS])
 def test_exit_called_with_a_keyword_is_refused_and_restores_nothing(kind: str, sim: SimulatedRuntime) -> None:
     borrow = _entered(kind, sim)
-    with pytest.raises(TypeError, match=r"close\(\) got an unexpected keyword argument 'exc_type'"):
+    with pytest.raises(TypeError, match="got an unexpected keyword argument 'exc_type'"):
         borrow.__exit__(exc_type=None)
     assert sim.current_device == 1
     assert not borrow._restored
