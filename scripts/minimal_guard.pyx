@@ -1,9 +1,10 @@
 # cython: language_level=3
-"""The least a compiled ``with`` guard can cost: read the device, switch if needed, switch back.
+"""A compiled ``with`` guard that does nothing else: read the device, switch if needed, switch back.
 
 Not guard_lib: no runtime seam, no thread ownership, no errors, no debt kept. ``bench_guard.py`` builds it
-and times it beside the core, through the same C entry points, so that what the ``with`` statement itself
-costs is told apart from what the core adds.
+and times it beside the core, through the same C entry points, so that what the ``with`` statement costs
+with plain methods (a bound method made for ``__enter__`` and one for ``__exit__``) is told apart from what
+the core adds or saves.
 """
 
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
