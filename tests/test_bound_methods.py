@@ -136,7 +136,7 @@ def test_a_bound_method_called_through_a_tuple_acts_as_called_directly(sim: Simu
 
 
 @pytest.mark.skipif(not COMPILED, reason="the reference's bound methods are Python's own")
-def test_the_cores_bound_methods_are_called_by_vectorcall() -> None:
+def test_the_cores_bound_methods_are_one_type_that_offers_vectorcall_outside_the_collector() -> None:
     borrow: Any = device(0, runtime=SimulatedRuntime(2))
     guard: Any = DeviceGuard.create(0, runtime=SimulatedRuntime(2)).unwrap()
     bound_type = type(borrow.__exit__)
