@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="deletions judged at once")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per build and per test run")
     parser.add_argument("--json", type=Path, help="also write every deletion and its verdict here")
-    parser.add_argument("--tests", nargs="+", help="test files (default: tests/test_*.py)")
+    parser.add_argument("--tests", nargs="+", help="test files (default: tests/behaviour/test_*.py)")
     parser.add_argument(
         "--lines", type=int, nargs="+", metavar="N", help="only these lines (to re-judge some)"
     )

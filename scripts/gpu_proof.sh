@@ -62,7 +62,7 @@ fi
 # The core, built in place for this host's Python; a build that fails is a failed step, not a fallback.
 step build env GUARD_LIB_BUILD=compiled "$PY" setup.py -q build_ext --inplace --force
 step suite-compiled env GUARD_LIB_IMPL=compiled "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite-compiled.xml"
-step suite-python env GUARD_LIB_IMPL=python "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite-python.xml" tests/test_*.py
+step suite-python env GUARD_LIB_IMPL=python "$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$out/suite-python.xml" tests/behaviour/test_*.py
 step critical-cuda "$PY" scripts/critical_mutants.py run --runtime cuda --json "$out/critical-cuda.json"
 step core-deletions "$PY" scripts/core_deletions.py --json "$out/core-deletions.json"
 step bench-same "$PY" scripts/bench_guard.py --runtime cuda --path same --json "$out/bench-cuda-same.json"

@@ -180,6 +180,7 @@ def by_id(report: dict[str, object]) -> dict[str, dict[str, object]]:
 # --------------------------------------------------------------------------- whole runs
 
 
+@pytest.mark.e2e
 def test_all_killed_exits_0_and_writes_reports(cli: Cli, tmp_path: Path) -> None:
     json_path, junit_path = tmp_path / "report.json", tmp_path / "report.xml"
     done = cli.run("--json", str(json_path), "--junit", str(junit_path), "--verbose")
@@ -231,6 +232,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> MixedRun:
     return MixedRun(done, load_json(base / "r.json"), ET.parse(base / "r.xml").getroot(), seconds)
 
 
+@pytest.mark.e2e
 def test_survivor_exits_1_and_is_named(mixed: MixedRun) -> None:
     assert mixed.done.returncode == 1
     assert by_id(mixed.report)["bump-default"]["verdict"] == "survived"
@@ -240,6 +242,7 @@ def test_survivor_exits_1_and_is_named(mixed: MixedRun) -> None:
     assert "+    def bump(self, step: int = 2) -> int:" in mixed.done.stdout  # the survivor's diff
 
 
+@pytest.mark.e2e
 def test_killed_by_passing_while_other_test_fails_is_wrong_reason(mixed: MixedRun) -> None:
     entry = by_id(mixed.report)["clamp-wrong-test"]
     assert entry["verdict"] == "wrong-reason"
@@ -249,6 +252,7 @@ def test_killed_by_passing_while_other_test_fails_is_wrong_reason(mixed: MixedRu
     assert "=== clamp-wrong-test: wrong-reason ===" in mixed.done.stdout
 
 
+@pytest.mark.e2e
 def test_kill_by_only_some_killed_by_tests_is_wrong_reason(mixed: MixedRun) -> None:
     entry = by_id(mixed.report)["clamp-half-right"]
     assert entry["verdict"] == "wrong-reason"
@@ -257,6 +261,7 @@ def test_kill_by_only_some_killed_by_tests_is_wrong_reason(mixed: MixedRun) -> N
     assert "should have failed and did not: tests/check_core.py::test_clamp_inside" in row
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("mid", "detail"),
     [("add-syntax", "does not compile"), ("label-name-error", "NameError")],
@@ -268,12 +273,14 @@ def test_broken_mutants_are_invalid_never_killed(mixed: MixedRun, mid: str, deta
     assert entry["failed_tests"] == []
 
 
+@pytest.mark.e2e
 def test_all_killed_by_skipped_is_not_exercised(mixed: MixedRun) -> None:
     entry = by_id(mixed.report)["reset-noop"]
     assert entry["verdict"] == "not-exercised"
     assert entry["skipped_killed_by"] == [T + "test_reset_on_cuda"]
 
 
+@pytest.mark.e2e
 def test_killed_by_skipped_on_this_runtime_need_not_fail(mixed: MixedRun) -> None:
     entry = by_id(mixed.report)["add-off-by-one"]
     assert entry["verdict"] == "killed"
@@ -281,6 +288,7 @@ def test_killed_by_skipped_on_this_runtime_need_not_fail(mixed: MixedRun) -> Non
     assert entry["missing_killed_by"] == []
 
 
+@pytest.mark.e2e
 def test_mixed_reports_totals_and_junit(mixed: MixedRun) -> None:
     totals = mixed.report["totals"]
     assert totals == {
@@ -306,6 +314,7 @@ def test_mixed_reports_totals_and_junit(mixed: MixedRun) -> None:
     assert "step: int = 2" in (failure.text or "")
 
 
+@pytest.mark.e2e
 def test_hanging_mutant_times_out_within_its_limit(cli: Cli, project: Path, tmp_path: Path) -> None:
     write_config(project, [ADD_MINUS, HANG], timeout_s=2)
     started = time.monotonic()
@@ -333,6 +342,7 @@ def fake_cuda(base: Path, error: int, count: int) -> dict[str, str]:
     return {"PYTHONPATH": str(base / "fake-cuda")}
 
 
+@pytest.mark.e2e
 def test_runtime_option_is_exported_to_the_tests(cli: Cli, project: Path, tmp_path: Path) -> None:
     write_config(project, [ADD_MINUS, NOT_EXERCISED])
     cli.extra_env = fake_cuda(tmp_path, error=0, count=1)
@@ -341,6 +351,7 @@ def test_runtime_option_is_exported_to_the_tests(cli: Cli, project: Path, tmp_pa
     assert "cuda runtime" in done.stdout
 
 
+@pytest.mark.e2e
 def test_runtime_cuda_with_no_device_stops_before_the_baseline(
     cli: Cli, project: Path, tmp_path: Path
 ) -> None:
@@ -354,6 +365,7 @@ def test_runtime_cuda_with_no_device_stops_before_the_baseline(
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.e2e
 def test_report_folders_are_made_and_bad_report_paths_refused_before_running(
     cli: Cli, project: Path, tmp_path: Path
 ) -> None:
@@ -371,6 +383,7 @@ def test_report_folders_are_made_and_bad_report_paths_refused_before_running(
         assert "[baseline]" not in refused.stderr
 
 
+@pytest.mark.e2e
 def test_tables_fit_the_terminal_unless_verbose(cli: Cli, project: Path) -> None:
     long_why = "a reason long enough to run far past any terminal's right edge " * 4
     write_config(project, [{**ADD_MINUS, "why": long_why}])
@@ -383,6 +396,7 @@ def test_tables_fit_the_terminal_unless_verbose(cli: Cli, project: Path) -> None
     assert long_why.strip() in full.stdout
 
 
+@pytest.mark.e2e
 def test_full_prints_kill_matrix(cli: Cli, project: Path, tmp_path: Path) -> None:
     write_config(project, [ADD_MINUS, CLAMP_LOW])
     done = cli.run("--full", "--json", str(tmp_path / "r.json"))
@@ -397,6 +411,7 @@ def test_full_prints_kill_matrix(cli: Cli, project: Path, tmp_path: Path) -> Non
     assert matrix == {"add-minus": [T + "test_add"], "clamp-low-deleted": [T + "test_clamp_below"]}
 
 
+@pytest.mark.e2e
 def test_only_runs_the_selected_mutants_after_the_canary(cli: Cli, project: Path, tmp_path: Path) -> None:
     write_config(project, [ADD_MINUS, CLAMP_LOW, SURVIVOR])
     done = cli.run("--only", "clamp-low-deleted", "--json", str(tmp_path / "r.json"))
@@ -404,6 +419,7 @@ def test_only_runs_the_selected_mutants_after_the_canary(cli: Cli, project: Path
     assert set(by_id(load_json(tmp_path / "r.json"))) == {"add-minus", "clamp-low-deleted"}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("engine", ["warm", "cold"])
 def test_cases_that_reach_the_mutant_run_first_and_decide_the_kill(
     cli: Cli, project: Path, tmp_path: Path, engine: str
@@ -434,6 +450,7 @@ def _add_red_test(project: Path) -> None:
     )
 
 
+@pytest.mark.e2e
 def test_red_killed_by_test_is_refused_naming_the_test(cli: Cli, project: Path) -> None:
     checks = project / "tests" / "check_core.py"
     checks.write_text(checks.read_text().replace("add(2, 3) == 5,", "add(2, 3) == 6,"))
@@ -444,6 +461,7 @@ def test_red_killed_by_test_is_refused_naming_the_test(cli: Cli, project: Path) 
     assert "[start]" not in done.stderr
 
 
+@pytest.mark.e2e
 def test_red_suite_is_refused_up_front_under_full(cli: Cli, project: Path) -> None:
     _add_red_test(project)
     done = cli.run("--full")
@@ -453,6 +471,7 @@ def test_red_suite_is_refused_up_front_under_full(cli: Cli, project: Path) -> No
     assert "[start]" not in done.stderr
 
 
+@pytest.mark.e2e
 def test_red_test_outside_killed_by_is_refused_once_a_verdict_rests_on_it(cli: Cli, project: Path) -> None:
     _add_red_test(project)
     write_config(project, [ADD_MINUS, SURVIVOR])
@@ -463,6 +482,7 @@ def test_red_test_outside_killed_by_is_refused_once_a_verdict_rests_on_it(cli: C
     assert "tests/check_core.py::test_deliberately_red" in done.stderr
 
 
+@pytest.mark.e2e
 def test_red_test_outside_killed_by_holds_up_no_kill(cli: Cli, project: Path) -> None:
     # A kill rests on its killed_by tests alone, green unmutated: the rest of the suite never runs.
     _add_red_test(project)
@@ -472,6 +492,7 @@ def test_red_test_outside_killed_by_holds_up_no_kill(cli: Cli, project: Path) ->
     assert "test_deliberately_red" not in done.stderr + done.stdout
 
 
+@pytest.mark.e2e
 def test_surviving_canary_voids_the_run(cli: Cli, project: Path) -> None:
     write_config(project, [ADD_MINUS, SURVIVOR], canary="bump-default")
     done = cli.run()
@@ -481,6 +502,7 @@ def test_surviving_canary_voids_the_run(cli: Cli, project: Path) -> None:
     assert "[start] add-minus" not in done.stderr
 
 
+@pytest.mark.e2e
 def test_package_resolving_outside_the_copy_is_refused(cli: Cli, project: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(project / "counterpkg", elsewhere / "counterpkg")
@@ -492,6 +514,7 @@ def test_package_resolving_outside_the_copy_is_refused(cli: Cli, project: Path, 
     assert str(elsewhere) in done.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("edit", "anchor", "count"),
     [("replace", "return low + 0", "not found"), ("replace", "if value", "found 2 times")],
@@ -549,6 +572,7 @@ BAD_CONFIGS: dict[str, tuple[str, str]] = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
 def test_bad_config_exits_2_before_running(cli: Cli, project: Path, tmp_path: Path, case: str) -> None:
     text, message = BAD_CONFIGS[case]
@@ -561,6 +585,7 @@ def test_bad_config_exits_2_before_running(cli: Cli, project: Path, tmp_path: Pa
     assert "[baseline]" not in done.stderr
 
 
+@pytest.mark.e2e
 def test_nonexistent_killed_by_test_is_a_config_error(cli: Cli, project: Path) -> None:
     write_config(project, [ADD_MINUS, {**CLAMP_LOW, "killed_by": [T + "test_clamp_belo"]}])
     done = cli.run()
@@ -570,6 +595,7 @@ def test_nonexistent_killed_by_test_is_a_config_error(cli: Cli, project: Path) -
     assert "[start]" not in done.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -641,6 +667,7 @@ def processes_in(directory: Path) -> list[int]:
     return found
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("signum", "delay"),
     [(signal.SIGINT, 1.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 1.0), (signal.SIGKILL, 0.0)],
@@ -801,6 +828,7 @@ def test_killed_by_entries_match_exactly_or_as_parametrized_prefix(entry: str, e
     assert cm.entry_status(entry, outcomes) == expected
 
 
+@pytest.mark.e2e
 def test_junit_is_well_formed_whatever_the_text_holds(cli: Cli, project: Path, tmp_path: Path) -> None:
     write_config(project, [ADD_MINUS, {**SURVIVOR, "why": "bell \u0007, nul \u0000, escape \u001b[31m"}])
     done = cli.run("--junit", str(tmp_path / "r.xml"))
@@ -810,6 +838,7 @@ def test_junit_is_well_formed_whatever_the_text_holds(cli: Cli, project: Path, t
     assert "bell \\x07, nul \\x00, escape \\x1b[31m" in (failure.text or "")
 
 
+@pytest.mark.e2e
 def test_a_catalogue_kept_elsewhere_runs_against_root(cli: Cli, project: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "catalogues" / "critical.toml"
     elsewhere.parent.mkdir()
@@ -828,6 +857,7 @@ def test_a_catalogue_kept_elsewhere_runs_against_root(cli: Cli, project: Path, t
     assert "not a directory" in missing.stderr
 
 
+@pytest.mark.e2e
 def test_editing_the_tree_during_a_run_changes_no_verdict(cli: Cli, project: Path, tmp_path: Path) -> None:
     # jobs=2: the second copy is made after the canary, long after the edit below
     write_config(project, [ADD_MINUS, CLAMP_LOW, BUMP], jobs=2)
@@ -866,6 +896,7 @@ GIL_LOOP = mutant(
 )
 
 
+@pytest.mark.e2e
 def test_a_sigkilled_harness_takes_its_children_along_and_the_next_run_clears_its_copies(
     cli: Cli, project: Path
 ) -> None:
@@ -895,6 +926,7 @@ def test_a_sigkilled_harness_takes_its_children_along_and_the_next_run_clears_it
     assert list(cli.tmpdir.iterdir()) == []
 
 
+@pytest.mark.e2e
 def test_a_daemon_holding_the_output_neither_stalls_the_run_nor_outlives_it(
     cli: Cli, project: Path, tmp_path: Path
 ) -> None:

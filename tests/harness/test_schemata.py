@@ -225,6 +225,7 @@ UNWOVEN = {
 }
 
 
+@pytest.mark.e2e
 def test_every_compiled_catalogue_mutant_inside_a_function_is_woven() -> None:
     config = load_config(REPO / "mutation_config.toml")
     compiled = [m for m in config.mutants if is_compiled(m.spec.file)]
@@ -290,6 +291,7 @@ def _prepare(tmp_path: Path, build: int, tests: Run | Exception) -> _FakeContext
     return ctx
 
 
+@pytest.mark.e2e
 def test_a_green_woven_build_serves_its_mutants_from_every_copy(tmp_path: Path) -> None:
     ctx = _prepare(tmp_path, 0, Run(0, "", outcomes={"t": "passed"}, order=["t"]))
     assert ctx.woven == tmp_path / "woven" / "project"
@@ -305,6 +307,7 @@ def test_a_green_woven_build_serves_its_mutants_from_every_copy(tmp_path: Path) 
     assert any(f"{woven_count} compiled mutants in one build" in line for line in ctx.said)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("build", "tests", "said"),
     [
@@ -321,6 +324,7 @@ def test_a_woven_build_that_fails_or_is_red_serves_no_mutant(
     assert any(said in line and "rebuilt" in line for line in ctx.said), ctx.said
 
 
+@pytest.mark.e2e
 def test_the_cold_engine_weaves_nothing(tmp_path: Path) -> None:
     config = load_config(REPO / "mutation_config.toml")
     ctx = _FakeContext(tmp_path, 0, Run(0, ""))

@@ -54,6 +54,7 @@ def _verdicts(report: dict[str, object]) -> dict[str, tuple[str, str]]:
     return {m["id"]: (m["verdict"], m["engine"]) for m in mutants}
 
 
+@pytest.mark.e2e
 def test_every_verdict_is_the_same_warm_and_cold(
     fixture_cli: Cli, fixture_project: Path, tmp_path: Path
 ) -> None:
@@ -85,6 +86,7 @@ def test_every_verdict_is_the_same_warm_and_cold(
     assert warm["add-syntax"][1] == "cold"
 
 
+@pytest.mark.e2e
 def test_warm_children_run_in_the_session_the_server_collected(
     fixture_cli: Cli, fixture_project: Path, tmp_path: Path
 ) -> None:
@@ -122,6 +124,7 @@ def test_a_job_names_its_tests_as_pytest_takes_them_on_its_command_line() -> Non
     assert not wanted("tests/t.py::f[1]", "tests/t.py::f[2]")
 
 
+@pytest.mark.e2e
 def test_a_preload_that_cannot_be_imported_sends_the_mutants_cold(
     fixture_cli: Cli, fixture_project: Path, tmp_path: Path
 ) -> None:
@@ -132,6 +135,7 @@ def test_a_preload_that_cannot_be_imported_sends_the_mutants_cold(
     assert set(_verdicts(load_json(tmp_path / "report.json")).values()) == {("killed", "cold")}
 
 
+@pytest.mark.e2e
 def test_the_cuda_runtime_always_goes_cold(fixture_cli: Cli, fixture_project: Path, tmp_path: Path) -> None:
     cli, project = fixture_cli, fixture_project
     write_config(project, [ADD_MINUS, CLAMP_LOW])
@@ -143,6 +147,7 @@ def test_the_cuda_runtime_always_goes_cold(fixture_cli: Cli, fixture_project: Pa
     assert {engine for _, engine in _verdicts(report).values()} == {"cold"}
 
 
+@pytest.mark.e2e
 def test_the_whole_catalogue_gives_the_same_verdicts_warm_and_cold(tmp_path: Path) -> None:
     verdicts, reports = {}, {}
     for engine in ("warm", "cold"):
@@ -170,12 +175,13 @@ def test_the_whole_catalogue_gives_the_same_verdicts_warm_and_cold(tmp_path: Pat
     assert {i: m["failed_tests"] for i, m in compiled.items()} == cold_failed
 
 
+@pytest.mark.e2e
 def test_a_woven_build_that_does_not_build_sends_every_compiled_mutant_to_its_own(tmp_path: Path) -> None:
     config = tmp_path / "mutation_config.toml"
     broken = (
         '\n[[mutant]]\nid = "core-does-not-build"\nfile = "guard_lib/_core.pyx"\nscope = "_Borrow._enter"\n'
         'replace = "if self._owes:"\nby = "if self._owes:::"\nwhy = "Not Cython."\n'
-        'killed_by = ["tests/test_device_guard.py::test_device_is_not_reentrant[plain]"]\n'
+        'killed_by = ["tests/behaviour/test_device_guard.py::test_device_is_not_reentrant[plain]"]\n'
     )
     config.write_text((REPO / "mutation_config.toml").read_text(encoding="utf-8") + broken, encoding="utf-8")
     ids = ["core-reentered", "core-close-restores-twice", "core-does-not-build"]

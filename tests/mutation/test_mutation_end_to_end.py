@@ -27,6 +27,7 @@ def run(cwd: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="mutmut's change detection shells out to git")
+@pytest.mark.e2e
 def test_sharded_run_merge_gate_and_report(tmp_path: Path) -> None:
     pytest.importorskip("mutmut")
     work = tmp_path / "proj"

@@ -8,7 +8,7 @@ import logging
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from support import refusal
+from .support import refusal
 
 from guard_lib import DeviceGuard
 from guard_lib.cuda_errors import INVALID_DEVICE, LAUNCH_FAILURE, NO_DEVICE

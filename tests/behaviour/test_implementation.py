@@ -15,7 +15,7 @@ import textwrap
 import types
 
 import pytest
-from support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime, refusal
+from .support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime, refusal
 
 import guard_lib
 from guard_lib import DeviceGuard, cuda_errors, device, device_guard

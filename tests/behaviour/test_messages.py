@@ -13,7 +13,7 @@ import re
 import threading
 
 import pytest
-from support import refusal
+from .support import refusal
 
 from guard_lib import (
     CallerStreamGuard,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support import refusal
+from .support import refusal
 
 import guard_lib
 from guard_lib import (

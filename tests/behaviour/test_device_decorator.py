@@ -7,7 +7,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from support import current, select
+from .support import current, select
 
 from guard_lib import GuardError, GuardTypeError, device
 from guard_lib.cuda_errors import INVALID_DEVICE

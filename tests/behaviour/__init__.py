@@ -1,0 +1,1 @@
+"""guard_lib's behaviour tests, run on both implementations."""
