@@ -148,6 +148,7 @@ def test_the_cuda_runtime_always_goes_cold(fixture_cli: Cli, fixture_project: Pa
 
 
 @pytest.mark.e2e
+@pytest.mark.whole_catalogue
 def test_the_whole_catalogue_gives_the_same_verdicts_warm_and_cold(tmp_path: Path) -> None:
     verdicts, reports = {}, {}
     for engine in ("warm", "cold"):
