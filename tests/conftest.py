@@ -16,6 +16,7 @@ import pytest
 from hypothesis import Phase, settings
 from support import EntryPointRuntime
 
+import guard_lib
 from guard_lib.runtime import CudaRuntime, DeviceRuntime, SimulatedRuntime
 
 pytest_plugins = ["pytester"]
@@ -32,6 +33,17 @@ _CHOICES = {
     "cuda": ("cuda",),
     "all": ("simulated", "c-entry", "cuda"),
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # mutmut mutates the Python reference; tests served by the compiled core would leave every one of its
+    # mutants "no tests". guard_lib takes the reference in mutmut's copy unless GUARD_LIB_IMPL says otherwise.
+    if "MUTANT_UNDER_TEST" in os.environ and guard_lib.IMPLEMENTATION != "python":
+        pytest.exit(
+            "mutmut mutates guard_lib's Python reference, but these tests would run the compiled core "
+            f"({guard_lib.implementation.REASON}); run mutmut with GUARD_LIB_IMPL unset (docs/mutmut.md)",
+            returncode=pytest.ExitCode.TESTS_FAILED,
+        )
 
 
 def _selected_runtimes() -> tuple[str, ...]:
