@@ -77,7 +77,7 @@ class Evaluation:
     out_of_scope: list[Equivalent] = field(default_factory=list)
     other_shards: list[Equivalent] = field(default_factory=list)  # a shard cannot say they are stale
     ambiguous: list[tuple[Equivalent, list[str]]] = field(default_factory=list)
-    refuted: list[tuple[Equivalent, str]] = field(default_factory=list)
+    refuted: list[tuple[Equivalent, list[str]]] = field(default_factory=list)
     critical: list[JudgedMutant] | None = None  # the harness's verdicts, judged as they are read
     sweep: Judgement | None = None
     sweep_results: SweepResults | None = None
@@ -118,8 +118,9 @@ class Evaluation:
                 f"ambiguous {entry.describe()}: matches {len(names)} mutants ({', '.join(names)}); "
                 "add `removed = ...` (the '-' line) to pick one"
             )
-        for entry, name in self.refuted:
-            found.append(f"refuted {entry.describe()}: {name} is killed, so not equivalent; delete the entry")
+        for entry, names in self.refuted:
+            killed = f"{names[0]} is" if len(names) == 1 else f"{', '.join(names)} are"
+            found.append(f"refuted {entry.describe()}: {killed} killed, so not equivalent; delete the entry")
         for c in self.critical_failures:
             found.append(f"critical mutant {c.id}: {c.status} ({c.file} {c.scope}) {c.note}".rstrip())
         if self.sweep is not None:
@@ -331,13 +332,11 @@ def _match_equivalents(ev: Evaluation, results: Results, config: GateConfig) -> 
     """Sort each reviewed entry into equivalent, stale, out of scope, ambiguous or refuted."""
     in_scope = _functions_in_scope(results)
     for entry in config.equivalents:
-        hits = [m for m in results.mutants if equivalent_matches(entry, m)]
-        if len(hits) > 1 and _same_edit_everywhere(hits):
-            # The very same edit of the very same line, made in several places of one function: one
-            # review answers for all, as long as every one of them survived.
-            ev.equivalent_of.update((m.name, entry) for m in hits)
-        elif len(hits) > 1:
-            ev.ambiguous.append((entry, sorted((m.name for m in hits), key=natural_key)))
+        hits = sorted(
+            (m for m in results.mutants if equivalent_matches(entry, m)), key=lambda m: natural_key(m.name)
+        )
+        if len(hits) > 1 and not _same_edit_everywhere(hits):
+            ev.ambiguous.append((entry, [m.name for m in hits]))
         elif not hits:
             if results.shard is not None:
                 # its mutant may sit in another shard; the merged results judge staleness
@@ -347,16 +346,18 @@ def _match_equivalents(ev: Evaluation, results: Results, config: GateConfig) -> 
             else:
                 # a scoped run (changed-since) did not generate this function's mutants at all
                 ev.out_of_scope.append(entry)
-        elif hits[0].status in SURVIVED:
-            ev.equivalent_of[hits[0].name] = entry
-        elif hits[0].status in KILLED:
-            # the tests tell this mutant apart, so the reviewed claim is wrong (or no longer needed)
-            ev.refuted.append((entry, hits[0].name))
+        else:
+            # One edit: in one place, or the very same edit of the very same line made in several places
+            # of one function, which no `removed` can tell apart. The review answers for each of its
+            # mutants that survived; one that no test reached ("no tests") stays not killed, whatever
+            # the review says; a review whose every mutant is killed is wrong (or no longer needed).
+            ev.equivalent_of.update((m.name, entry) for m in hits if m.status in SURVIVED)
+            if all(m.status in KILLED for m in hits):
+                ev.refuted.append((entry, [m.name for m in hits]))
 
 
 def _same_edit_everywhere(hits: list[MutantRecord]) -> bool:
-    sides = {tuple(map(tuple, diff_sides(m.diff))) for m in hits}
-    return len(sides) == 1 and all(m.status in SURVIVED for m in hits)
+    return len({tuple(map(tuple, diff_sides(m.diff))) for m in hits}) == 1
 
 
 def _functions_in_scope(results: Results) -> set[str] | None:

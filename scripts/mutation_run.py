@@ -3,7 +3,8 @@
 Subcommands (run from the repository root, where pyproject.toml and mutants/ live):
 
   run      generate mutants, pick this job's share, ``mutmut run`` it, export its results to JSON
-  export   turn mutants/*.meta (mutmut's per-mutant exit codes) into the results JSON
+  export   turn mutants/*.meta (mutmut's per-mutant exit codes) into the results JSON: after ``run``, or
+           after a plain ``mutmut run`` (what CI runs)
   merge    join shard exports into one results JSON, checking they partition the same mutant list
   list     print the mutant names that ``run`` would test with the same options
   survivors  write every not-killed mutant with its diff (as ``mutmut show`` prints it)
@@ -309,6 +310,8 @@ def _child(args: list[str], override: Path | None) -> int:
     cmd = [sys.executable, str(SCRIPT), *args]
     env = dict(os.environ)
     # mutmut mutates the Python reference, so the tests must import it rather than the compiled core.
+    # guard_lib takes it by itself in mutmut's copy; by name here, so an exported GUARD_LIB_IMPL cannot
+    # turn a sharded or scoped run into one whose tests never reach a mutant.
     env[IMPL_ENV] = "python"
     if override is not None:
         env[OVERRIDE_ENV] = str(override)

@@ -8,8 +8,12 @@ which ``--e2e`` adds; ``--e2e -m e2e`` runs those alone.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import Phase, settings
+
+import guard_lib
 
 pytest_plugins = ["pytester"]
 
@@ -18,6 +22,17 @@ pytest_plugins = ["pytester"]
 settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
 
 E2E = "e2e"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # mutmut mutates the Python reference; tests served by the compiled core would leave every one of its
+    # mutants "no tests". guard_lib takes the reference in mutmut's copy unless GUARD_LIB_IMPL says otherwise.
+    if "MUTANT_UNDER_TEST" in os.environ and guard_lib.IMPLEMENTATION != "python":
+        pytest.exit(
+            "mutmut mutates guard_lib's Python reference, but these tests would run the compiled core "
+            f"({guard_lib.implementation.REASON}); run mutmut with GUARD_LIB_IMPL unset (docs/mutmut.md)",
+            returncode=pytest.ExitCode.TESTS_FAILED,
+        )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
 import types
+from pathlib import Path
 
 import pytest
 from .support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime, refusal
@@ -24,6 +26,9 @@ from guard_lib.runtime import CudaRuntime, SimulatedRuntime, use_runtime
 
 COMPILED = guard_lib.IMPLEMENTATION == "compiled"
 needs_core = pytest.mark.skipif(not COMPILED, reason="the Python implementation has no C path")
+# mutmut's variable, spelled out rather than read from guard_lib: the name is mutmut's contract.
+MUTMUT_ENV = "MUTANT_UNDER_TEST"
+MUTMUT_REASON = "mutmut is running the tests on its mutated copy (MUTANT_UNDER_TEST is set)"
 
 
 def test_the_implementation_is_the_one_asked_for() -> None:
@@ -62,7 +67,9 @@ def _fresh(env_value: str | None, *, hide_core: bool = False) -> subprocess.Comp
         print(guard_lib.IMPLEMENTATION, "|", reason, "|", module)
         """
     )
-    env = {k: v for k, v in os.environ.items() if k != IMPL_ENV}
+    # A fresh interpreter outside mutmut, also when mutmut runs this test: under mutmut the child would
+    # import mutmut's copy (the working directory is mutants/) and take the reference whatever it is asked.
+    env = {k: v for k, v in os.environ.items() if k not in {IMPL_ENV, MUTMUT_ENV}}
     if env_value is not None:
         env[IMPL_ENV] = env_value
     return subprocess.run(
@@ -228,11 +235,10 @@ def test_the_cuda_runtime_offers_none_without_cyruntime(monkeypatch: pytest.Monk
 def test_the_choice_in_process(
     monkeypatch: pytest.MonkeyPatch, value: str, hide_core: bool, expected: tuple[str, str]
 ) -> None:
-    monkeypatch.setenv(IMPL_ENV, value)
     if hide_core:
         monkeypatch.delattr(guard_lib, "_core", raising=False)
         monkeypatch.setitem(sys.modules, "guard_lib._core", None)
-    assert guard_lib.implementation._choose() == (*expected, None)
+    assert guard_lib.implementation._choose({IMPL_ENV: value}) == (*expected, None)
 
 
 @pytest.mark.parametrize(
@@ -245,11 +251,10 @@ def test_the_choice_in_process(
 def test_a_choice_that_cannot_be_had_is_refused_in_process(
     monkeypatch: pytest.MonkeyPatch, value: str, message: str
 ) -> None:
-    monkeypatch.setenv(IMPL_ENV, value)
     monkeypatch.delattr(guard_lib, "_core", raising=False)
     monkeypatch.setitem(sys.modules, "guard_lib._core", None)
     with pytest.raises(ImportError, match=re.escape(message)):
-        guard_lib.implementation._choose()
+        guard_lib.implementation._choose({IMPL_ENV: value})
 
 
 @pytest.mark.parametrize(
@@ -263,15 +268,127 @@ def test_a_choice_that_cannot_be_had_is_refused_in_process(
 def test_a_core_that_imports_is_chosen_in_process(
     monkeypatch: pytest.MonkeyPatch, value: str | None, expected: tuple[str, str]
 ) -> None:
-    # A stand-in core, so the choice is pinned whichever implementation this run imports.
+    stand_in = _stand_in_installed(monkeypatch)
+    environ = {} if value is None else {IMPL_ENV: value}
+    assert guard_lib.implementation._choose(environ) == (*expected, stand_in)
+
+
+def _stand_in_installed(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """A core that imports, so a choice is pinned whichever implementation this run imports."""
     monkeypatch.delattr(guard_lib, "_core", raising=False)
     stand_in = types.ModuleType("guard_lib._core")
     monkeypatch.setitem(sys.modules, "guard_lib._core", stand_in)
-    if value is None:
-        monkeypatch.delenv(IMPL_ENV, raising=False)
+    return stand_in
+
+
+MUTMUTS_COPY = "/work/proj/mutants/guard_lib/implementation.py"
+
+
+@pytest.mark.parametrize("value", [None, "", "auto", " auto "])
+@pytest.mark.parametrize("active", ["", "stats", "guard_lib.device_guard.x_device__mutmut_1"])
+def test_mutmuts_copy_takes_the_reference_while_mutmut_runs_the_tests(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, active: str
+) -> None:
+    _stand_in_installed(monkeypatch)
+    environ = {MUTMUT_ENV: active} if value is None else {MUTMUT_ENV: active, IMPL_ENV: value}
+    assert guard_lib.implementation._choose(environ, MUTMUTS_COPY) == ("python", MUTMUT_REASON, None)
+
+
+@pytest.mark.parametrize(
+    ("environ", "module_file", "expected"),
+    [
+        # a backend's own mutmut run imports an installed guard_lib
+        ({MUTMUT_ENV: ""}, "/venv/site-packages/guard_lib/implementation.py", "the compiled core is built"),
+        ({MUTMUT_ENV: ""}, "/work/proj/guard_lib/implementation.py", "the compiled core is built"),
+        # a parent whose name sorts before "mutants": the name is compared for equality
+        ({MUTMUT_ENV: ""}, "/home/ci/build/guard_lib/implementation.py", "the compiled core is built"),
+        # a folder named mutants that is not one level above the package
+        ({MUTMUT_ENV: ""}, "/work/mutants/implementation.py", "the compiled core is built"),
+        ({MUTMUT_ENV: ""}, "/work/mutants/src/guard_lib/implementation.py", "the compiled core is built"),
+        # mutmut's copy, but mutmut is not running it
+        ({}, MUTMUTS_COPY, "the compiled core is built"),
+        # asked for by name, the core is served even to mutmut
+        ({MUTMUT_ENV: "", IMPL_ENV: "compiled"}, MUTMUTS_COPY, "GUARD_LIB_IMPL=compiled"),
+    ],
+)
+def test_the_core_is_kept_unless_mutmut_runs_its_copy(
+    monkeypatch: pytest.MonkeyPatch, environ: dict[str, str], module_file: str, expected: str
+) -> None:
+    stand_in = _stand_in_installed(monkeypatch)
+    assert guard_lib.implementation._choose(environ, module_file) == ("compiled", expected, stand_in)
+
+
+def test_mutmut_asking_for_the_reference_by_name_gets_it_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    _stand_in_installed(monkeypatch)
+    environ = {MUTMUT_ENV: "", IMPL_ENV: "python"}
+    assert guard_lib.implementation._choose(environ, MUTMUTS_COPY) == (
+        "python",
+        "GUARD_LIB_IMPL=python",
+        None,
+    )
+
+
+def _copy_as_mutmut_does(root: Path) -> Path:
+    """guard_lib copied to ``root/mutants/guard_lib``, built core included, as ``mutmut run`` copies it."""
+    source = Path(guard_lib.__file__).parent
+    mutants = root / "mutants"
+    shutil.copytree(
+        source, mutants / "guard_lib", ignore=shutil.ignore_patterns("__pycache__", "*.c", "*.html")
+    )
+    return mutants
+
+
+def _import_from(mutants: Path, env: dict[str, str]) -> list[str]:
+    program = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(mutants)!r})
+        import guard_lib
+        print(guard_lib.__file__, guard_lib.IMPLEMENTATION, guard_lib.implementation.REASON,
+              guard_lib.DeviceGuard.__module__, "guard_lib._core" in sys.modules, sep=" | ")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.rstrip("\n").split(" | ")
+
+
+def test_a_fresh_interpreter_in_mutmuts_copy_under_mutmut_imports_the_reference(tmp_path: Path) -> None:
+    mutants = _copy_as_mutmut_does(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != IMPL_ENV}
+    # Under mutmut, the active mutant's name reaches the child; else the value mutmut's clean run sets.
+    env.setdefault(MUTMUT_ENV, "")
+    where, name, reason, module, core_loaded = _import_from(mutants, env)
+    assert Path(where).parent == mutants / "guard_lib"
+    assert (name, reason, module, core_loaded) == ("python", MUTMUT_REASON, "guard_lib.device_guard", "False")
+    # the same copy outside mutmut serves the core where one is built: the choice is mutmut's variable
+    del env[MUTMUT_ENV]
+    outside = _import_from(mutants, env)[1:]
+    if importlib.util.find_spec("guard_lib._core") is not None:
+        assert outside == ["compiled", "the compiled core is built", "guard_lib._core", "True"]
     else:
-        monkeypatch.setenv(IMPL_ENV, value)
-    assert guard_lib.implementation._choose() == (*expected, stand_in)
+        assert (outside[0], outside[2]) == ("python", "guard_lib.device_guard")
+        assert outside[1].startswith("the compiled core is not built (")
+
+
+@needs_core
+def test_the_suite_refuses_to_serve_mutmut_from_the_core() -> None:
+    # what a `mutmut run` with GUARD_LIB_IMPL=compiled exported would do: stop before any test, saying why
+    env = {**os.environ, MUTMUT_ENV: "", IMPL_ENV: "compiled"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co", __file__],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED
+    assert (
+        "mutmut mutates guard_lib's Python reference, but these tests would run the compiled core "
+        "(GUARD_LIB_IMPL=compiled)" in done.stdout + done.stderr
+    )
 
 
 @pytest.mark.parametrize("index", [2**70, -(2**70)])

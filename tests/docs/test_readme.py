@@ -182,6 +182,14 @@ def test_each_shell_command_is_valid_and_the_cheap_ones_run(
 
         mutation_run.build_parser().parse_args(["run", "--out", "x.json", *words[1:]])
         return
+    if words[0] == "mutmut":
+        # mutmut's own command line, as its users type it: a subcommand mutmut has (its --help runs nothing)
+        mutmut = Path(sys.executable).with_name("mutmut")
+        done = subprocess.run(
+            [str(mutmut), words[1], "--help"], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, f"{where}: mutmut has no such command\n{done.stderr[-2000:]}"
+        return
     assert words[0] == "python", f"{where}: not a command this test knows"
     script, args = words[1], words[2:]
     if script in _PARSERS:

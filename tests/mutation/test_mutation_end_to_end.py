@@ -77,3 +77,41 @@ def test_sharded_run_merge_gate_and_report(tmp_path: Path) -> None:
     )
     assert report.returncode == 0, report.stderr
     assert "tinypkg/calc.py" in (work / "r.html").read_text(encoding="utf-8")
+
+
+def _mutmut(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """mutmut as its users type it: the console script, no wrapper, no environment of ours."""
+    script = Path(sys.executable).with_name("mutmut")
+    return subprocess.run(
+        [str(script), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="mutmut's change detection shells out to git")
+def test_a_plain_mutmut_run_exports_what_mutmut_reports_and_the_gate_reads_it(tmp_path: Path) -> None:
+    pytest.importorskip("mutmut")
+    work = tmp_path / "proj"
+    shutil.copytree(FIXTURE, work)
+    done = _mutmut(work, "run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    exported = run(work, "mutation_run.py", "export", "--out", "plain.json")
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    data = json.loads((work / "plain.json").read_text(encoding="utf-8"))
+    # every mutant, with the verdict mutmut itself reports ...
+    listed = _mutmut(work, "results", "--all", "true")
+    assert listed.returncode == 0, listed.stderr
+    reported = dict(line.strip().split(": ", 1) for line in listed.stdout.splitlines() if line.strip())
+    assert {m["name"]: m["status"] for m in data["mutants"]} == reported
+    assert {"killed", "survived"} <= set(reported.values())
+    # ... and the diff `mutmut show` prints
+    survivor = next(m for m in data["mutants"] if m["status"] == "survived")
+    shown = _mutmut(work, "show", survivor["name"])
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0] == f"# {survivor['name']}: survived"
+    assert shown.stdout.strip().split("\n", 1)[1].strip() == survivor["diff"].strip()
+    # the gate takes it as a whole run: judged, not refused as partial input (exit 2)
+    assert (data["scope"], data["shard"]) == ({"kind": "full"}, None)
+    (work / "mutation_config.toml").write_text("[gate]\nmin_score = 0\n", encoding="utf-8")
+    gated = run(work, "mutation_gate.py", "--results", "plain.json")
+    assert gated.returncode == 0, gated.stdout + gated.stderr
+    assert f"mutmut: {len(reported)} mutants" in gated.stdout

@@ -111,11 +111,47 @@ def test_ambiguous_equivalent_fails_and_removed_disambiguates(tmp_path: Path) ->
     assert gate(tmp_path, twins, both) == 0
 
 
+def _twins(*statuses: str) -> list[dict[str, object]]:
+    """The same edit of the same line, made in as many places of one function: no `removed` parts them."""
+    return [_scripts.mutant(F + str(n), status) for n, status in enumerate(statuses, start=1)]
+
+
+def test_one_review_answers_for_the_same_edit_made_twice(tmp_path: Path) -> None:
+    assert gate(tmp_path, _twins("survived", "survived"), EQUIV) == 0
+
+
+def test_the_same_edit_untested_is_not_killed_and_its_review_not_ambiguous(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # what a run whose tests never reach the mutated code reports: the finding is the untested mutants
+    assert gate(tmp_path, _twins("no tests", "no tests"), EQUIV) == 1
+    out = capsys.readouterr().out
+    assert f"no tests: {F}1" in out
+    assert f"no tests: {F}2" in out
+    assert "ambiguous" not in out
+    assert gate(tmp_path, _twins("survived", "no tests"), EQUIV) == 1
+    out = capsys.readouterr().out
+    assert f"no tests: {F}2" in out
+    assert f"{F}1" not in out
+    assert "ambiguous" not in out
+
+
+def test_the_same_edit_killed_in_one_place_leaves_the_review_for_the_other(tmp_path: Path) -> None:
+    assert gate(tmp_path, _twins("killed", "survived"), EQUIV) == 0
+
+
+def test_the_same_edit_killed_everywhere_refutes_the_review(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert gate(tmp_path, _twins("killed", "timeout"), EQUIV) == 1
+    assert f"{F}1, {F}2 are killed, so not equivalent" in capsys.readouterr().out
+
+
 def test_equivalent_whose_mutant_is_killed_is_refuted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], EQUIV) == 1
-    assert "refuted" in capsys.readouterr().out
+    assert f"refuted [[equivalent]] #1 (pkg.mod:f: 'return a - b'): {F}1 is killed" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
