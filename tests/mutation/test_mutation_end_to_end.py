@@ -88,6 +88,7 @@ def _mutmut(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="mutmut's change detection shells out to git")
+@pytest.mark.e2e
 def test_a_plain_mutmut_run_exports_what_mutmut_reports_and_the_gate_reads_it(tmp_path: Path) -> None:
     pytest.importorskip("mutmut")
     work = tmp_path / "proj"
