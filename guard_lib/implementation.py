@@ -4,11 +4,16 @@ The compiled core (``guard_lib._core``, built from ``_core.pyx`` at install time
 built; ``device_guard.py`` is the reference and the fallback. ``GUARD_LIB_IMPL`` chooses: ``python``
 always takes the reference, ``compiled`` refuses to import without the core, and unset (or ``auto``)
 takes the core where it is there. The choice is made once, at import.
+
+Where the core is missing, the build left a note beside this file saying why (``setup.py`` writes it):
+``REASON`` quotes it, and a build that failed, rather than one skipped with ``GUARD_LIB_BUILD=python``,
+is logged once as a warning when the choice falls back.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Final, Literal
@@ -17,6 +22,19 @@ __all__ = ["CORE", "IMPLEMENTATION", "IMPL_ENV", "REASON", "DeviceGuard", "devic
 
 IMPL_ENV: Final = "GUARD_LIB_IMPL"
 _CHOICES = ("auto", "compiled", "python")
+# setup.py's note for this interpreter's core: its first line says "skipped" or "failed", the rest why.
+_NOTE = os.path.join(os.path.dirname(__file__), f"_core_not_built.{sys.implementation.cache_tag}.txt")
+_FAILED = "failed"
+
+
+def _build_note() -> tuple[str, str] | None:
+    """What the build said about a core it did not build: ``(kind, why)``, or None where it left no note."""
+    try:
+        with open(_NOTE, encoding="utf-8") as note:
+            kind, _, why = note.read().strip().partition("\n")
+    except OSError:
+        return None
+    return kind, why.strip() or kind
 
 
 def _choose() -> tuple[Literal["compiled", "python"], str, ModuleType | None]:
@@ -33,13 +51,30 @@ def _choose() -> tuple[Literal["compiled", "python"], str, ModuleType | None]:
         # By its full name: inside the package's own import, ``from . import`` would blame a cycle.
         core = import_module(f"{__package__}._core")
     except ImportError as error:
+        note = _build_note()
+        why = str(error) if note is None else note[1]
         if wanted == "compiled":
             raise ImportError(
                 f"{IMPL_ENV}=compiled, but the compiled core cannot be imported: {error}"
+                + ("" if note is None else f" ({why})")
             ) from error
-        return "python", f"the compiled core is not built ({error})", None
+        if note is not None and note[0] == _FAILED:
+            _warn_not_built(why)
+        return "python", f"the compiled core is not built ({why})", None
     reason = "the compiled core is built" if wanted == "auto" else f"{IMPL_ENV}=compiled"
     return "compiled", reason, core
+
+
+def _warn_not_built(why: str) -> None:
+    # Imported here: a process that runs the core never needs logging from this module.
+    import logging  # noqa: PLC0415
+
+    logging.getLogger("guard_lib").warning(
+        "guard_lib runs its Python implementation (the same behaviour, slower): the compiled core is not "
+        "built (%s). Reinstall where a C compiler and Python's headers are present to build it, or set "
+        "GUARD_LIB_IMPL=python, or reinstall with GUARD_LIB_BUILD=python, to choose the Python one.",
+        why,
+    )
 
 
 IMPLEMENTATION, REASON, CORE = _choose()
