@@ -6,11 +6,16 @@ always takes the reference, ``compiled`` refuses to import without the core, and
 takes the core where it is there, except in mutmut's copy of this package (``mutants/guard_lib``) while
 mutmut runs the tests: there it takes the reference, the code mutmut mutates. The choice is made once, at
 import.
+
+Where the core is missing, the build left a note beside this file saying why (``setup.py`` writes it):
+``REASON`` quotes it, and a build that failed, rather than one skipped with ``GUARD_LIB_BUILD=python``,
+is logged once as a warning when the choice falls back.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from importlib import import_module
 from types import ModuleType
@@ -22,6 +27,20 @@ IMPL_ENV: Final = "GUARD_LIB_IMPL"
 _CHOICES = ("auto", "compiled", "python")
 # mutmut sets it for every test run it makes (stats, clean run, each mutant), before pytest imports anything.
 _MUTMUT_ENV: Final = "MUTANT_UNDER_TEST"
+
+# setup.py's note for this interpreter's core: its first line says "skipped" or "failed", the rest why.
+_NOTE = os.path.join(os.path.dirname(__file__), f"_core_not_built.{sys.implementation.cache_tag}.txt")
+_FAILED = "failed"
+
+
+def _build_note() -> tuple[str, str] | None:
+    """What the build said about a core it did not build: ``(kind, why)``, or None where it left no note."""
+    try:
+        with open(_NOTE, encoding="utf-8") as note:
+            kind, _, why = note.read().strip().partition("\n")
+    except OSError:
+        return None
+    return kind, why.strip() or kind
 
 
 def _choose(
@@ -45,11 +64,16 @@ def _choose(
         # By its full name: inside the package's own import, ``from . import`` would blame a cycle.
         core = import_module(f"{__package__}._core")
     except ImportError as error:
+        note = _build_note()
+        why = str(error) if note is None else note[1]
         if wanted == "compiled":
             raise ImportError(
                 f"{IMPL_ENV}=compiled, but the compiled core cannot be imported: {error}"
+                + ("" if note is None else f" ({why})")
             ) from error
-        return "python", f"the compiled core is not built ({error})", None
+        if note is not None and note[0] == _FAILED:
+            _warn_not_built(why)
+        return "python", f"the compiled core is not built ({why})", None
     reason = "the compiled core is built" if wanted == "auto" else f"{IMPL_ENV}=compiled"
     return "compiled", reason, core
 
@@ -61,6 +85,18 @@ def _in_mutmuts_copy(environ: Mapping[str, str], module_file: str) -> bool:
     """
     package_dir = os.path.dirname(module_file)
     return _MUTMUT_ENV in environ and os.path.basename(os.path.dirname(package_dir)) == "mutants"
+
+
+def _warn_not_built(why: str) -> None:
+    # Imported here: a process that runs the core never needs logging from this module.
+    import logging  # noqa: PLC0415
+
+    logging.getLogger("guard_lib").warning(
+        "guard_lib runs its Python implementation (the same behaviour, slower): the compiled core is not "
+        "built (%s). Reinstall where a C compiler and Python's headers are present to build it, or set "
+        "GUARD_LIB_IMPL=python, or reinstall with GUARD_LIB_BUILD=python, to choose the Python one.",
+        why,
+    )
 
 
 IMPLEMENTATION, REASON, CORE = _choose()

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
 from . import cuda_errors
+from .errors import GuardError
 from .simulated import SimulatedRuntime
 
 __all__ = [
@@ -60,12 +61,26 @@ class DeviceRuntime(Protocol):
         ...
 
 
+# The modules whose absence means cuda-bindings is not installed, rather than installed and broken.
+_BINDINGS_MODULES = frozenset({"cuda", "cuda.bindings", "cuda.bindings.runtime"})
+
+
+def _bindings_missing(error: ImportError) -> str:
+    missing = isinstance(error, ModuleNotFoundError) and error.name in _BINDINGS_MODULES
+    what = "is not installed" if missing else f"cannot be imported ({error})"
+    return (
+        f"cannot use the CUDA runtime: cuda-bindings {what}; install it with pip install cuda-bindings "
+        f"(tests without CUDA can set {RUNTIME_ENV}=simulated)"
+    )
+
+
 class CudaRuntime:
-    """The real CUDA runtime, through cuda-python's ``cuda.bindings.runtime``.
+    """The real CUDA runtime, through ``cuda.bindings.runtime`` (the cuda-bindings package).
 
     Constructing one loads the bindings but makes no CUDA call; on a machine with no driver the calls
     answer with an error code (``cudaErrorInsufficientDriver`` or ``cudaErrorNoDevice``), which guards
-    turn into an Err.
+    turn into an Err. Where cuda-bindings is not installed, constructing one raises GuardError, so a
+    guard on the default runtime returns an Err that says so.
     """
 
     __slots__ = (
@@ -79,8 +94,12 @@ class CudaRuntime:
 
     def __init__(self) -> None:
         # Imported here, not at the top: a process that only ever simulates never loads the bindings.
-        from cuda.bindings import runtime as bindings  # noqa: PLC0415
-
+        try:
+            from cuda.bindings import runtime as bindings  # noqa: PLC0415
+        except ImportError as error:
+            # A GuardError, so that a guard on the default runtime returns its Err (or ``device`` raises
+            # it) rather than an ImportError escaping from a call that promises a Result.
+            raise GuardError(_bindings_missing(error), device_index=None) from error
         self._bindings = bindings
         self.get_device = bindings.cudaGetDevice
         self.set_device = bindings.cudaSetDevice
@@ -89,9 +108,9 @@ class CudaRuntime:
         self.peek_at_last_error = bindings.cudaPeekAtLastError
 
     def c_entry_points(self) -> tuple[object, object] | None:
-        """``cudaGetDevice`` and ``cudaSetDevice`` as the capsules cuda-python exports for C callers, so that
-        the compiled core calls them with no Python in between; None where they cannot be had, or where
-        ``get_device`` or ``set_device`` no longer is the bindings' own."""
+        """``cudaGetDevice`` and ``cudaSetDevice`` as the capsules cuda-bindings exports for C callers, so
+        that the compiled core calls them with no Python in between; None where they cannot be had, or
+        where ``get_device`` or ``set_device`` no longer is the bindings' own."""
         bindings = self._bindings
         if self.get_device is not bindings.cudaGetDevice or self.set_device is not bindings.cudaSetDevice:
             return None
@@ -134,7 +153,8 @@ _default_lock = threading.Lock()
 
 def get_runtime() -> DeviceRuntime:
     """The process's default runtime: ``CudaRuntime`` unless ``GUARD_LIB_RUNTIME`` or ``use_runtime`` says
-    otherwise. Raises ValueError when ``GUARD_LIB_RUNTIME`` holds a value that names no runtime."""
+    otherwise. Raises ValueError when ``GUARD_LIB_RUNTIME`` holds a value that names no runtime, and
+    GuardError when the default is CUDA and cuda-bindings is not installed (asked again on the next call)."""
     if _default is None:
         return _init_default()
     return _default

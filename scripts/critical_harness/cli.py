@@ -183,7 +183,7 @@ def check_device(runtime: str) -> None:
     except (OSError, ValueError, subprocess.TimeoutExpired):
         raise SetupError(
             "--runtime cuda: cuda.bindings could not be asked for a device here "
-            "(is cuda-python installed?); use --runtime simulated off a GPU host"
+            "(is cuda-bindings installed?); use --runtime simulated off a GPU host"
         ) from None
     if int(err) != 0 or int(count) < 1:
         raise SetupError(

@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT_EXCLUDES = frozenset({".git", ".venv", "venv", ".tox", ".nox", "mutants"})
+# .venvs: scripts/test_pythons.sh's venvs, one per Python, hundreds of megabytes each.
+ROOT_EXCLUDES = frozenset({".git", ".venv", ".venvs", "venv", ".tox", ".nox", "mutants"})
 CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 
 

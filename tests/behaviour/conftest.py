@@ -13,9 +13,10 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from .support import EntryPointRuntime
 
 from guard_lib.runtime import CudaRuntime, DeviceRuntime, SimulatedRuntime
+
+from .support import EntryPointRuntime
 
 TEST_RUNTIME_ENV = "GUARD_LIB_TEST_RUNTIME"
 SIMULATED_DEVICES = 8

@@ -7,11 +7,12 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from .support import current, select
 
 from guard_lib import GuardError, GuardTypeError, device
 from guard_lib.cuda_errors import INVALID_DEVICE
 from guard_lib.runtime import DeviceRuntime, SimulatedRuntime
+
+from .support import current, select
 
 
 @pytest.mark.multi_gpu

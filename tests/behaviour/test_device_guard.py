@@ -11,12 +11,13 @@ import warnings
 
 import numpy as np
 import pytest
-from .conftest import SIMULATED_DEVICES
-from .support import clear_calls, current, device_count, refusal, select
 
 from guard_lib import DeviceGuard, Err, GuardError, GuardTypeError, Ok, device
 from guard_lib.cuda_errors import INVALID_DEVICE, LAUNCH_FAILURE, NO_DEVICE
 from guard_lib.runtime import DeviceRuntime, SimulatedRuntime, use_runtime
+
+from .conftest import SIMULATED_DEVICES
+from .support import clear_calls, current, device_count, refusal, select
 
 EXCEPTIONS = [ValueError("body failed"), KeyboardInterrupt(), SystemExit(3)]
 

@@ -7,6 +7,7 @@ itself, and that the compiled core calls a runtime through its C entry points wh
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import re
 import shutil
@@ -17,12 +18,13 @@ import types
 from pathlib import Path
 
 import pytest
-from .support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime, refusal
 
 import guard_lib
 from guard_lib import DeviceGuard, cuda_errors, device, device_guard
 from guard_lib.implementation import IMPL_ENV
 from guard_lib.runtime import CudaRuntime, SimulatedRuntime, use_runtime
+
+from .support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime, refusal
 
 COMPILED = guard_lib.IMPLEMENTATION == "compiled"
 needs_core = pytest.mark.skipif(not COMPILED, reason="the Python implementation has no C path")
@@ -232,6 +234,7 @@ def test_the_cuda_runtime_offers_none_without_cyruntime(monkeypatch: pytest.Monk
         ),
     ],
 )
+@pytest.mark.usefixtures("build_note")
 def test_the_choice_in_process(
     monkeypatch: pytest.MonkeyPatch, value: str, hide_core: bool, expected: tuple[str, str]
 ) -> None:
@@ -241,6 +244,14 @@ def test_the_choice_in_process(
     assert guard_lib.implementation._choose({IMPL_ENV: value}) == (*expected, None)
 
 
+@pytest.fixture
+def build_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the choice looks for the build's note: a scratch file, absent until a test writes it."""
+    note = tmp_path / "_core_not_built.txt"
+    monkeypatch.setattr(guard_lib.implementation, "_NOTE", str(note))
+    return note
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -248,6 +259,7 @@ def test_the_choice_in_process(
         ("compiled", "GUARD_LIB_IMPL=compiled, but the compiled core cannot be imported: import of"),
     ],
 )
+@pytest.mark.usefixtures("build_note")
 def test_a_choice_that_cannot_be_had_is_refused_in_process(
     monkeypatch: pytest.MonkeyPatch, value: str, message: str
 ) -> None:
@@ -255,6 +267,83 @@ def test_a_choice_that_cannot_be_had_is_refused_in_process(
     monkeypatch.setitem(sys.modules, "guard_lib._core", None)
     with pytest.raises(ImportError, match=re.escape(message)):
         guard_lib.implementation._choose({IMPL_ENV: value})
+
+
+FAILED_BUILD = "failed\nits build failed (CompileError: command 'gcc' failed with exit code 1)\n"
+
+
+@pytest.mark.parametrize("value", ["", "auto"])
+def test_a_failed_build_is_named_in_the_reason_and_logged_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, build_note: Path, value: str
+) -> None:
+    build_note.write_text(FAILED_BUILD, encoding="utf-8")
+    monkeypatch.setenv(IMPL_ENV, value)
+    monkeypatch.setitem(sys.modules, "guard_lib._core", None)
+    with caplog.at_level(logging.WARNING, logger="guard_lib"):
+        chosen = guard_lib.implementation._choose()
+    why = "its build failed (CompileError: command 'gcc' failed with exit code 1)"
+    assert chosen == ("python", f"the compiled core is not built ({why})", None)
+    assert [(r.name, r.levelno) for r in caplog.records] == [("guard_lib", logging.WARNING)]
+    message = caplog.records[0].getMessage()
+    assert message.startswith("guard_lib runs its Python implementation (the same behaviour, slower)")
+    assert f"the compiled core is not built ({why})" in message
+    assert "GUARD_LIB_IMPL=python" in message
+    assert "GUARD_LIB_BUILD=python" in message
+
+
+def test_a_core_skipped_on_purpose_is_named_in_the_reason_but_not_logged(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, build_note: Path
+) -> None:
+    build_note.write_text("skipped\nGUARD_LIB_BUILD=python at install\n", encoding="utf-8")
+    monkeypatch.delenv(IMPL_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "guard_lib._core", None)
+    with caplog.at_level(logging.DEBUG, logger="guard_lib"):
+        chosen = guard_lib.implementation._choose()
+    assert chosen == ("python", "the compiled core is not built (GUARD_LIB_BUILD=python at install)", None)
+    assert caplog.records == []
+
+
+def test_a_python_choice_reads_no_note_and_logs_nothing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, build_note: Path
+) -> None:
+    build_note.write_text(FAILED_BUILD, encoding="utf-8")
+    monkeypatch.setenv(IMPL_ENV, "python")
+    with caplog.at_level(logging.DEBUG, logger="guard_lib"):
+        assert guard_lib.implementation._choose() == ("python", "GUARD_LIB_IMPL=python", None)
+    assert caplog.records == []
+
+
+def test_a_required_core_that_failed_to_build_says_why(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, build_note: Path
+) -> None:
+    build_note.write_text(FAILED_BUILD, encoding="utf-8")
+    monkeypatch.setenv(IMPL_ENV, "compiled")
+    monkeypatch.setitem(sys.modules, "guard_lib._core", None)
+    with pytest.raises(ImportError) as raised:
+        guard_lib.implementation._choose()
+    assert str(raised.value) == (
+        "GUARD_LIB_IMPL=compiled, but the compiled core cannot be imported: import of guard_lib._core "
+        "halted; None in sys.modules (its build failed (CompileError: command 'gcc' failed with exit code 1))"
+    )
+    assert caplog.records == []
+
+
+def test_a_note_beside_a_core_that_imports_is_not_read(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, build_note: Path
+) -> None:
+    build_note.write_text(FAILED_BUILD, encoding="utf-8")
+    monkeypatch.delenv(IMPL_ENV, raising=False)
+    stand_in = types.ModuleType("guard_lib._core")
+    monkeypatch.setitem(sys.modules, "guard_lib._core", stand_in)
+    assert guard_lib.implementation._choose() == ("compiled", "the compiled core is built", stand_in)
+    assert caplog.records == []
+
+
+def test_the_note_is_this_interpreters() -> None:
+    # setup.py names it by the same tag: an editable checkout serves several Pythons from one folder.
+    note = Path(guard_lib.implementation._NOTE)
+    assert note.parent == Path(guard_lib.__file__).parent
+    assert note.name == f"_core_not_built.{sys.implementation.cache_tag}.txt"
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from .conftest import cuda_device_count
-from .support import refusal
 
 from guard_lib import CallerStreamGuard, DeviceGuard, device, get_caller_stream, stream_handle
 from guard_lib.runtime import CudaRuntime
+
+from .conftest import cuda_device_count
+from .support import refusal
 
 pytestmark = pytest.mark.cuda
 

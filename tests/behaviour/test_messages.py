@@ -13,7 +13,6 @@ import re
 import threading
 
 import pytest
-from .support import refusal
 
 from guard_lib import (
     CallerStreamGuard,
@@ -25,6 +24,8 @@ from guard_lib import (
 )
 from guard_lib.cuda_errors import INSUFFICIENT_DRIVER, INVALID_DEVICE, LAUNCH_FAILURE, NO_DEVICE
 from guard_lib.runtime import CudaRuntime, SimulatedRuntime
+
+from .support import refusal
 
 
 def exactly(text: str) -> str:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 import threading
+import types
 from pathlib import Path
 
 import pytest
-from .conftest import cuda_device_count
-from .support import refusal
 
+import guard_lib
 import guard_lib.runtime as runtime_module
-from guard_lib import DeviceGuard
+from guard_lib import DeviceGuard, GuardError
 from guard_lib.cuda_errors import INVALID_DEVICE, LAUNCH_FAILURE, error_name
 from guard_lib.runtime import (
     RUNTIME_ENV,
@@ -23,6 +25,9 @@ from guard_lib.runtime import (
     runtime_from_spec,
     use_runtime,
 )
+
+from .conftest import cuda_device_count
+from .support import refusal
 
 # SimulatedRuntime
 
@@ -173,6 +178,138 @@ def test_collecting_the_suite_makes_no_cuda_call() -> None:
     code = f"import sys, pytest; pytest.main({args!r}); print('cuda.bindings.runtime' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False", out.stdout
+
+
+# Without cuda-bindings
+
+NOT_INSTALLED = (
+    "cannot use the CUDA runtime: cuda-bindings is not installed; install it with pip install cuda-bindings "
+    "(tests without CUDA can set GUARD_LIB_RUNTIME=simulated)"
+)
+
+
+@pytest.fixture
+def no_bindings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cuda-bindings as if it were not installed, with no default runtime made yet."""
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)
+    monkeypatch.setattr(runtime_module, "_default", None)
+    monkeypatch.delenv(RUNTIME_ENV, raising=False)
+
+
+@pytest.mark.usefixtures("no_bindings")
+def test_a_cuda_runtime_without_the_bindings_is_a_guard_error_that_says_so() -> None:
+    with pytest.raises(GuardError) as raised:
+        CudaRuntime()
+    error = raised.value
+    assert str(error) == NOT_INSTALLED
+    assert (error.device_index, error.code, error.code_name) == (None, None, None)
+    assert type(error.__cause__) is ModuleNotFoundError
+
+
+def test_bindings_that_are_there_but_cannot_be_imported_are_named_as_such(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A package without its runtime module, as a broken or partial install leaves it.
+    monkeypatch.setitem(sys.modules, "cuda.bindings", types.ModuleType("cuda.bindings"))
+    monkeypatch.delitem(sys.modules, "cuda.bindings.runtime", raising=False)
+    with pytest.raises(GuardError) as raised:
+        CudaRuntime()
+    message = str(raised.value)
+    assert message.startswith("cannot use the CUDA runtime: cuda-bindings cannot be imported (cannot import ")
+    assert "is not installed" not in message
+    assert type(raised.value.__cause__) is ImportError
+
+
+@pytest.mark.usefixtures("no_bindings")
+def test_without_the_bindings_a_guard_on_the_default_runtime_is_an_err() -> None:
+    error = refusal(DeviceGuard.create(0))
+    assert type(error) is GuardError
+    assert str(error) == NOT_INSTALLED
+    with pytest.raises(GuardError, match=re.escape(NOT_INSTALLED)):
+        with guard_lib.device(0):
+            pytest.fail("the body ran without a runtime")
+
+    @guard_lib.device(0)
+    def body() -> None:
+        pytest.fail("the body ran without a runtime")
+
+    with pytest.raises(GuardError, match=re.escape(NOT_INSTALLED)):
+        body()
+
+
+def test_without_the_bindings_no_default_is_kept_and_each_use_asks_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import cuda.bindings as installed
+
+    monkeypatch.setattr(runtime_module, "_default", None)
+    monkeypatch.delenv(RUNTIME_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)
+    for _ in range(2):
+        with pytest.raises(GuardError, match=re.escape(NOT_INSTALLED)):
+            get_runtime()
+        assert runtime_module._default is None
+    monkeypatch.setitem(sys.modules, "cuda.bindings", installed)
+    assert isinstance(get_runtime(), CudaRuntime)
+
+
+@pytest.mark.usefixtures("no_bindings")
+def test_without_the_bindings_the_simulated_runtime_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    sim = SimulatedRuntime(device_count=2)
+    with guard_lib.device(1, runtime=sim) as borrowed:
+        assert borrowed.current_device == sim.get_device()[1] == 1
+    assert sim.get_device() == (0, 0)
+    monkeypatch.setenv(RUNTIME_ENV, "simulated:2")
+    guard = DeviceGuard.create(1).unwrap()
+    guard.close()
+
+
+_WITHOUT_CUDA = """
+import sys
+from importlib.abc import MetaPathFinder
+
+
+class NoCuda(MetaPathFinder):
+    # As in an environment where cuda-bindings was never installed: no module named cuda at all.
+    def find_spec(self, name, path=None, target=None):
+        if name == "cuda" or name.startswith("cuda."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoCuda())
+import guard_lib
+from guard_lib import DeviceGuard, GuardError
+from guard_lib.runtime import SimulatedRuntime
+
+print(guard_lib.IMPLEMENTATION)
+with guard_lib.device(1, runtime=SimulatedRuntime(device_count=2)) as borrowed:
+    print("simulated", borrowed.current_device)
+print("create", DeviceGuard.create(0).error)
+try:
+    with guard_lib.device(0):
+        print("entered")
+except GuardError as error:
+    print("device", error)
+print("cuda loaded", any(name == "cuda" or name.startswith("cuda.") for name in sys.modules))
+"""
+
+
+def test_guard_lib_imports_and_refuses_cleanly_where_cuda_bindings_is_not_installed() -> None:
+    env = {**os.environ, "GUARD_LIB_IMPL": guard_lib.IMPLEMENTATION}
+    env.pop(RUNTIME_ENV, None)
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_CUDA], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout.splitlines() == [
+        guard_lib.IMPLEMENTATION,
+        "simulated 1",
+        f"create {NOT_INSTALLED}",
+        f"device {NOT_INSTALLED}",
+        "cuda loaded False",
+    ]
 
 
 # The default runtime

@@ -8,11 +8,12 @@ import logging
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from .support import refusal
 
 from guard_lib import DeviceGuard
 from guard_lib.cuda_errors import INVALID_DEVICE, LAUNCH_FAILURE, NO_DEVICE
 from guard_lib.runtime import SimulatedRuntime
+
+from .support import refusal
 
 DEVICES = 4
 FAULTS = st.sampled_from(["none", "set-fails", "set-fails-and-moves", "get-fails"])

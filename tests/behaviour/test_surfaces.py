@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from .support import refusal
 
 import guard_lib
 from guard_lib import (
@@ -27,6 +26,8 @@ from guard_lib import (
 )
 from guard_lib.runtime import RUNTIME_ENV, SimulatedRuntime, runtime_from_spec
 from guard_lib.simulated import OPS
+
+from .support import refusal
 
 LAUNCH_FAILURE = cuda_errors.LAUNCH_FAILURE
 

@@ -6,10 +6,11 @@ import threading
 import time
 
 import pytest
-from .support import current, device_count
 
 from guard_lib import CallerStreamGuard, DeviceGuard, get_caller_stream
 from guard_lib.runtime import DeviceRuntime
+
+from .support import current, device_count
 
 THREADS = 8
 ITERATIONS = 200

@@ -139,6 +139,28 @@ def _ci_commands() -> list[list[str]]:
     return commands
 
 
+def _install_names_this_package(where: str, args: list[str]) -> None:
+    """One requirement: a path to a checkout, or guard-lib by name (from the index or a git URL), with
+    extras the package declares."""
+    from packaging.requirements import Requirement
+
+    (target,) = [a for a in args if not a.startswith("-")]
+    declared = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+            "optional-dependencies"
+        ]
+    )
+    if target.startswith("/"):
+        path, bracket, extras = target.partition("[")
+        assert path.endswith("/guard-lib"), f"{where}: a path to a checkout of guard-lib"
+        assert not bracket or set(Requirement(f"guard-lib[{extras}").extras) <= declared, where
+        return
+    requirement = Requirement(target)
+    assert requirement.name == "guard-lib", where
+    assert requirement.extras <= declared, f"{where}: an extra the package does not declare"
+    assert requirement.url is None or requirement.url.startswith("git+https://"), where
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The working tree as git sees it (tracked and new files, nothing ignored), copied."""
@@ -189,6 +211,9 @@ def test_each_shell_command_is_valid_and_the_cheap_ones_run(
             [str(mutmut), words[1], "--help"], capture_output=True, text=True, timeout=60, check=False
         )
         assert done.returncode == 0, f"{where}: mutmut has no such command\n{done.stderr[-2000:]}"
+        return
+    if words[:2] == ["pip", "install"]:
+        _install_names_this_package(where, words[2:])
         return
     assert words[0] == "python", f"{where}: not a command this test knows"
     script, args = words[1], words[2:]
