@@ -1,4 +1,4 @@
-"""Widen or narrow an ``except`` clause: what a handler catches, not whether it catches at all.
+"""Widen or narrow an ``except`` clause: too wide swallows an interrupt; too narrow lets a failure escape.
 
 A handler that catches too much swallows an interrupt or a programming error as if it were the
 expected failure; one that catches too little lets the expected failure escape. Each is a bug only a

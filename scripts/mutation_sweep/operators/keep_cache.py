@@ -1,4 +1,4 @@
-"""Keep a cached value where it should be invalidated or checked: the stale value is served.
+"""Keep a cached value where it should be refreshed or checked: only a test changing its source sees it.
 
 A cache is right only while what it was read from is unchanged; a test sees a stale one only if it
 changes the source between two reads. Precisely, two edits:

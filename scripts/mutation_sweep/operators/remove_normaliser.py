@@ -1,4 +1,4 @@
-"""Remove a normalising method call: ``x.strip()`` becomes ``x`` (also ``lower``, ``upper``, ...).
+"""Drop a normalising call (``x.strip()`` -> ``x``): only input not already canonical shows it.
 
 Input that arrives padded or in another case is a contract of its own: a test that only ever passes the
 canonical form cannot tell the normaliser from its absence.

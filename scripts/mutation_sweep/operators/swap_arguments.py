@@ -1,4 +1,4 @@
-"""Swap two adjacent arguments of one kind: a call's positional arguments, a message's values.
+"""Swap two adjacent arguments of one kind: it runs and type-checks; only two different values show it.
 
 ``_restore(runtime, original, selected)`` called as ``_restore(runtime, selected, original)`` runs, types
 check, and puts the thread on the wrong device; a log or error message with its values swapped names the

@@ -1,4 +1,4 @@
-"""Swap two adjacent statements of one block: the install before its check, the record after the switch.
+"""Swap two adjacent statements of a block: each is right, their order wrong; only a test between them sees.
 
 Order is most of what a guard promises: the debt recorded before the switch, the argument checked before
 anything is installed. Each statement can be right and the pair still wrong; only a test that watches

@@ -1,4 +1,4 @@
-"""Read one variable in place of another of the same type: ``set_device(original)`` for ``(index)``.
+"""Read one local for another of its kind (``original`` for ``index``): only values that differ show it.
 
 Two locals of one type are the easiest to confuse and the hardest for a type checker to catch; a test
 sees the slip only if the two hold different values when the line runs and it checks the result.
