@@ -43,6 +43,8 @@ examples = (
         "def f(code: int):\n    pass\ndef k(code, name: str):\n    n = 1\n    return code\n",
         ("def f(code: int):\n    pass\ndef k(code, name: str):\n    n = 1\n    return n\n",),
     ),
+    # an optional R holds an R where it is read
+    ("def g(r: R | None, t: R):\n    return t\n", ("def g(r: R | None, t: R):\n    return r\n",)),
     # a name is bound once its value is computed: ``b = a + 1`` cannot read ``b``
     ("def f(a):\n    b = a + 1\n    return b\n", ("def f(a):\n    b = a + 1\n    return a\n",)),
     # bound only after the load, a global, another kind, a closure's free name, self: nothing to swap
