@@ -1,8 +1,9 @@
 """``mutation_sweep.py``: generate mutants of every executable line, run them warm, write the results.
 
   run    --out FILE [--shard I/N] [--jobs N]   run the sweep (or one shard of it)
+         [--operator NAME]...                  only these operators' mutants (never passes the gate)
   merge  --out FILE PART...                    combine shard results into one
-  list   [--shard I/N]                         the mutants, one line each
+  list   [--shard I/N] [--operator NAME]...    the mutants, one line each
   show   ID                                    one mutant as a diff
 
 Exit status: 0 done (the gate judges the verdicts); 2 bad input or a suite that is not green.
@@ -27,9 +28,10 @@ from mutation_model import KILLED
 from . import config as sweep_config
 from .distribution import fork_engine
 from .generate import Generated, generate
+from .operators import ALL
 from .select_tests import SUITE, test_map, tests_for
 from .tools.results import ResultsError, SweepResults, load, merge, select_shard, universe_of
-from .work_item import Result
+from .work_item import Mutant, Result
 
 log = logging.getLogger("mutation_sweep")
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +48,23 @@ def _shard(text: str | None) -> tuple[int, int] | None:
     if len(parts) != 2 or not all(p.isdigit() for p in parts) or not 1 <= int(parts[0]) <= int(parts[1]):
         raise UsageError(f"--shard must be I/N with 1 <= I <= N, got {text!r}")
     return int(parts[0]), int(parts[1])
+
+
+def _operators(names: Sequence[str] | None) -> frozenset[str] | None:
+    if not names:
+        return None
+    known = [op.name for op in ALL]
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise UsageError(f"--operator {unknown[0]!r} names no operator; one of: {', '.join(known)}")
+    return frozenset(names)
+
+
+def _selected(
+    mutants: Sequence[Mutant], shard: tuple[int, int] | None, operators: frozenset[str] | None
+) -> list[Mutant]:
+    chosen = select_shard(mutants, *shard) if shard else list(mutants)
+    return chosen if operators is None else [m for m in chosen if m.operator in operators]
 
 
 def _files(cfg: sweep_config.SweepConfig) -> list[str]:
@@ -95,15 +114,19 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         raise UsageError(f"--out {out} is a directory")
     out.parent.mkdir(parents=True, exist_ok=True)  # fail now, not after the run
     shard = _shard(args.shard)
+    operators = _operators(args.operator)
     started = time.monotonic()
     generated, files = _generated(cfg)
+    # The universe is always the whole run's: results of an operator selection hold less than it (or
+    # than their shard), which the gate refuses as a partial run.
     universe = universe_of(m.id for m in generated.mutants)
-    mutants = select_shard(generated.mutants, *shard) if shard else list(generated.mutants)
+    mutants = _selected(generated.mutants, shard, operators)
     log.info(
-        "sweep: %d mutants generated, %d to run%s; skipped: %s",
+        "sweep: %d mutants generated, %d to run%s%s; skipped: %s",
         len(generated.mutants),
         len(mutants),
         f" (shard {shard[0]}/{shard[1]})" if shard else "",
+        f" (operators {', '.join(sorted(operators))}: not a whole run)" if operators else "",
         dict(generated.skipped) or "none",
     )
     mapping = test_map(ROOT, cfg.package, cfg.pytest_args)
@@ -169,9 +192,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
-    generated, _ = _generated(cfg)
     shard = _shard(args.shard)
-    mutants = select_shard(generated.mutants, *shard) if shard else generated.mutants
+    operators = _operators(args.operator)
+    generated, _ = _generated(cfg)
+    mutants = _selected(generated.mutants, shard, operators)
     for m in mutants:
         sys.stdout.write(
             f"{m.id}  {m.file}:{m.line}  {m.scope}  {m.operator}: "
@@ -202,11 +226,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, required=True, help="results file to write (JSON)")
     run.add_argument("--shard", help="run shard I of N (1-based)")
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="children at a time")
+    run.add_argument("--operator", action="append", help="run only this operator's mutants (repeatable)")
     merge_ = sub.add_parser("merge", help="combine the results of shards 1..N")
     merge_.add_argument("--out", type=Path, required=True)
     merge_.add_argument("parts", nargs="+")
     list_ = sub.add_parser("list", help="list the mutants")
     list_.add_argument("--shard")
+    list_.add_argument("--operator", action="append", help="list only this operator's mutants (repeatable)")
     show = sub.add_parser("show", help="one mutant's diff")
     show.add_argument("id")
     return parser

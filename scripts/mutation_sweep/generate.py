@@ -22,7 +22,7 @@ from .interceptors.annotations import (
     only_for_annotations,
 )
 from .operators import ALL
-from .operators.base import Edit, mark_docstrings
+from .operators.base import Edit, prepare
 from .work_item import Mutant
 
 TYPE_PARAMETERS = "type parameters of a subscript"
@@ -136,7 +136,7 @@ def splice(source: str, edit: Edit) -> tuple[str, str]:
 def generate_file(path: Path, rel: str, out: Generated, loaded: set[str]) -> None:
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, filename=rel)
-    mark_docstrings(tree)
+    prepare(ALL, tree)
     seen: set[str] = set()
     occurrences: dict[str, int] = {}
     for site in _sites(tree, loaded):

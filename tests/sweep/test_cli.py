@@ -7,6 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from mutation_model import KILLED
+from mutation_sweep import select_tests
+from mutation_sweep.distribution import fork_engine
+from mutation_sweep.work_item import Result
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,6 +36,11 @@ def _sweep(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         (["run", "--out", "{tmp}/r.json", "--jobs", "0"], "--jobs must be >= 1, got 0"),
         (["run", "--out", "{tmp}"], "is a directory"),
         (["show", "sweep-000000000000"], "no mutant 'sweep-000000000000'"),
+        (["list", "--operator", "nope"], "--operator 'nope' names no operator; one of: delete-statement,"),
+        (
+            ["run", "--out", "{tmp}/r.json", "--operator", "swap-statements", "--operator", "nope"],
+            "--operator 'nope' names no operator",
+        ),
         (["--config", "{tmp}/none.toml", "list"], "no such config file"),
         (["merge", "--out", "{tmp}/m.json", "{tmp}/none.json"], "no such sweep results file"),
     ],
@@ -52,6 +61,39 @@ def test_list_and_show_name_the_same_mutants() -> None:
     shown = _sweep("show", first)
     assert shown.returncode == 0
     assert shown.stdout.startswith("--- a/guard_lib/")
+
+
+def test_list_selects_operators_from_the_same_mutants() -> None:
+    everything = _sweep("list").stdout.splitlines()
+    chosen = _sweep("list", "--operator", "except-clause", "--operator", "keep-cache")
+    assert chosen.returncode == 0, chosen.stderr
+    lines = chosen.stdout.splitlines()
+    assert {line.split()[3] for line in lines} == {"except-clause:", "keep-cache:"}
+    assert lines == [line for line in everything if line.split()[3] in ("except-clause:", "keep-cache:")]
+
+
+def test_an_operator_selection_runs_only_its_mutants_and_never_passes_for_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mutation_sweep import cli
+    from mutation_sweep.tools.results import ResultsError, load
+
+    ran: list[str] = []
+    monkeypatch.setenv("GUARD_LIB_IMPL", "python")  # main() sets it; the setting is undone after the test
+
+    def run(jobs: list[fork_engine.Job], *args: object, **kwargs: object) -> list[Result]:
+        ran.extend(j.mutant.operator for j in jobs)
+        return [Result(j.mutant, KILLED) for j in jobs]
+
+    monkeypatch.setattr(cli, "test_map", lambda *a: select_tests.TestMap({}, ("tests",)))
+    monkeypatch.setattr(fork_engine, "warm_up", lambda: None)
+    monkeypatch.setattr(fork_engine, "run", run)
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "--out", str(out), "--jobs", "1", "--operator", "remove-normaliser"]) == 0
+    assert ran
+    assert set(ran) == {"remove-normaliser"}
+    with pytest.raises(ResultsError, match="a partial run cannot pass the gate"):
+        load(out)
 
 
 def test_help() -> None:

@@ -80,7 +80,52 @@ def test_what_runs_is_generated_with_the_line_it_reports(tmp_path: Path) -> None
     assert "delete-statement" in by_line[8]  # import os: read at run time
     # a decorated definition reports its def line (executable_lines folds it into the decorator's)
     assert "delete-statement" in by_line[22]
-    assert by_line[29] == {"remove-handler"}  # a handler reports its own line, not the try's
+    # a handler reports its own line, not the try's
+    assert by_line[29] == {"remove-handler", "except-clause"}
     handler = next(m for m in out.mutants if m.operator == "remove-handler")
     assert (handler.original, handler.mutated, handler.scope) == ("OSError", "()", "call")
+    widened = sorted(m.mutated for m in out.mutants if m.operator == "except-clause")
+    assert widened == ["BaseException", "Exception"]
     assert not any(m.line in out.set_aside["pkg/m.py"] and m.line in (5, 13, 14) for m in out.mutants)
+
+
+ORDERED = """\
+class Cache:
+    def reset(self, index: int, original: int) -> int:
+        self._seen, self._token = self._token, None
+        self.select(index)
+        self.record(original)
+        return index
+"""
+
+
+def test_operators_that_read_more_than_one_node_are_prepared_by_generation(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "o.py").write_text(ORDERED, encoding="utf-8")
+    out = generate(tmp_path, ["pkg/o.py"])
+    made = {(m.operator, m.scope, m.line, m.original, m.mutated) for m in out.mutants}
+    scope = "Cache.reset"
+    # a swap reports the line of its first statement, and the statements' own scope
+    assert (
+        "swap-statements",
+        scope,
+        4,
+        "self.select(index)\n        self.record(original)",
+        "self.record(original)\n        self.select(index)",
+    ) in made
+    assert ("swap-variable", scope, 6, "index", "original") in made
+    assert ("swap-variable", scope, 4, "index", "original") in made
+    assert (
+        "keep-cache",
+        scope,
+        3,
+        "self._seen, self._token = self._token, None",
+        "self._seen = self._token",
+    ) in made
+    assert (
+        "keep-cache",
+        scope,
+        3,
+        "self._seen, self._token = self._token, None",
+        "self._token = None",
+    ) in made

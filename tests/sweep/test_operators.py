@@ -8,12 +8,12 @@ from types import ModuleType
 import pytest
 from mutation_sweep.generate import splice
 from mutation_sweep.operators import ALL
-from mutation_sweep.operators.base import mark_docstrings
+from mutation_sweep.operators.base import prepare
 
 
 def _mutants(operator: ModuleType, source: str) -> list[str]:
     tree = ast.parse(source)
-    mark_docstrings(tree)
+    prepare([operator], tree)
     made: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node in tree.body:
@@ -37,7 +37,7 @@ def test_operator_examples(operator: ModuleType, before: str, after: tuple[str, 
 
 def test_every_operator_has_examples_and_a_unique_name() -> None:
     names = [op.name for op in ALL]
-    assert len(set(names)) == len(names) == 8
+    assert len(set(names)) == len(names) == 14
     assert all(op.examples for op in ALL)
     # each operator shows what it makes and at least one source it leaves alone
     assert all(any(after for _, after in op.examples) for op in ALL)

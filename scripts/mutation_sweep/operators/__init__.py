@@ -8,10 +8,16 @@ from . import (
     comparison,
     delete_statement,
     drop_element,
+    except_clause,
+    keep_cache,
     keyword_only,
     remove_base,
     remove_handler,
+    remove_normaliser,
     replace_value,
+    swap_arguments,
+    swap_statements,
+    swap_variable,
     unwrap_call,
 )
 
@@ -24,6 +30,12 @@ ALL: tuple[ModuleType, ...] = (
     remove_base,
     keyword_only,
     remove_handler,
+    except_clause,
+    swap_arguments,
+    remove_normaliser,
+    swap_statements,
+    swap_variable,
+    keep_cache,
 )
 
 __all__ = ["ALL"]

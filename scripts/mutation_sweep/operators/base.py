@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Protocol
 
 
@@ -23,6 +24,19 @@ class Operator(Protocol):
     examples: tuple[tuple[str, tuple[str, ...]], ...]
 
     def edits(self, node: ast.AST, source: str) -> Iterator[Edit]: ...
+
+
+# An operator that needs more than one node shows (a statement's next sibling, a function's variables)
+# may also define ``prepare(tree)``, which tags the nodes once before any ``edits`` call.
+
+
+def prepare(operators: Iterable[ModuleType], tree: ast.AST) -> None:
+    """Tag docstrings, then let each operator that reads more than one node tag what it needs."""
+    mark_docstrings(tree)
+    for operator in operators:
+        step = getattr(operator, "prepare", None)
+        if step is not None:
+            step(tree)
 
 
 ATOMS = (
@@ -60,3 +74,34 @@ def as_operand(node: ast.expr) -> str:
     """Source for ``node`` that keeps its meaning wherever an expression stood."""
     text = ast.unparse(node)
     return text if isinstance(node, ATOMS) else f"({text})"
+
+
+Located = ast.expr | ast.stmt
+
+
+def span_of(node: Located) -> tuple[int, int, int, int]:
+    assert node.end_lineno is not None
+    assert node.end_col_offset is not None
+    return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+
+
+def text_of(source: str, line: int, col: int, end_line: int, end_col: int) -> str:
+    """The source between two positions as ast gives them (lines 1-based, columns UTF-8 byte offsets)."""
+    data = source.encode()
+    lines = data.splitlines(keepends=True)
+    start = sum(len(text) for text in lines[: line - 1]) + col
+    end = sum(len(text) for text in lines[: end_line - 1]) + end_col
+    return data[start:end].decode()
+
+
+def text_of_node(source: str, node: Located) -> str:
+    return text_of(source, *span_of(node))
+
+
+def swapped(source: str, first: Located, second: Located) -> Edit:
+    """Swap the texts of two nodes, keeping what lies between them (and so every line where it was)."""
+    line, col, end_line, end_col = span_of(first)
+    second_line, second_col, second_end_line, second_end_col = span_of(second)
+    between = text_of(source, end_line, end_col, second_line, second_col)
+    text = text_of_node(source, second) + between + text_of_node(source, first)
+    return Edit(first, text, span=(line, col, second_end_line, second_end_col))
