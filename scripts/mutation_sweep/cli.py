@@ -98,9 +98,14 @@ def executable_lines(files: Sequence[str]) -> dict[str, list[int]]:
     return lines
 
 
-def _generated(cfg: sweep_config.SweepConfig) -> tuple[Generated, list[str]]:
+def _generated(
+    cfg: sweep_config.SweepConfig, selected: frozenset[str] | None = None
+) -> tuple[Generated, list[str]]:
+    """Every mutant of the whole run's operators (``[sweep] operators``), and of any selected beside them."""
     files = _files(cfg)
-    return generate(ROOT, files), files
+    names = None if cfg.operators is None else set(cfg.operators) | (selected or set())
+    operators = ALL if names is None else tuple(op for op in ALL if op.name in names)
+    return generate(ROOT, files, operators), files
 
 
 def _module(rel: str) -> str:
@@ -116,7 +121,7 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     shard = _shard(args.shard)
     operators = _operators(args.operator)
     started = time.monotonic()
-    generated, files = _generated(cfg)
+    generated, files = _generated(cfg, operators)
     # The universe is always the whole run's: results of an operator selection hold less than it (or
     # than their shard), which the gate refuses as a partial run.
     universe = universe_of(m.id for m in generated.mutants)
@@ -194,7 +199,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     shard = _shard(args.shard)
     operators = _operators(args.operator)
-    generated, _ = _generated(cfg)
+    generated, _ = _generated(cfg, operators)
     mutants = _selected(generated.mutants, shard, operators)
     for m in mutants:
         sys.stdout.write(
@@ -205,7 +210,7 @@ def cmd_list(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
 
 
 def cmd_show(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
-    generated, _ = _generated(cfg)
+    generated, _ = _generated(cfg, frozenset(op.name for op in ALL))
     found = [m for m in generated.mutants if m.id == args.id]
     if not found:
         raise UsageError(f"no mutant {args.id!r}; `mutation_sweep.py list` names them")

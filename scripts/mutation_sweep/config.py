@@ -19,6 +19,7 @@ else:  # pragma: no cover - exercised only on 3.10
 from mutation_config_file import ConfigFileError, read_config
 from mutation_model import mutant_key
 
+from .operators import ALL
 from .work_item import Mutant
 
 
@@ -56,9 +57,11 @@ class SweepConfig:
     pytest_args: tuple[str, ...]
     timeout_s: float
     equivalents: tuple[Equivalent, ...]
+    # the operators a whole run applies, by name; None: every operator there is
+    operators: tuple[str, ...] | None = None
 
 
-_SWEEP_KEYS = {"package", "exclude", "pytest_args", "timeout_s"}
+_SWEEP_KEYS = {"package", "exclude", "pytest_args", "timeout_s", "operators"}
 _EQUIVALENT_KEYS = {"file", "scope", "operator", "original", "mutated", "reason"}
 _OPTIONAL_KEYS = {"occurrence"}
 
@@ -67,6 +70,17 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where} must be a list of strings")
     return tuple(value)
+
+
+def _operators(value: object, where: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = _strings(value, where)
+    known = sorted(operator.name for operator in ALL)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ConfigError(f"{where}: {unknown[0]!r} names no operator; one of: {', '.join(known)}")
+    return names
 
 
 def load(path: Path) -> SweepConfig:
@@ -123,4 +137,5 @@ def load(path: Path) -> SweepConfig:
         _strings(table.get("pytest_args", []), f"{path}: [sweep] pytest_args"),
         float(timeout),
         tuple(entries),
+        _operators(table.get("operators"), f"{path}: [sweep] operators"),
     )

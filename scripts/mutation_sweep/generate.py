@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 from .interceptors import compiles_the_same
 from .interceptors.annotations import (
@@ -133,14 +134,16 @@ def splice(source: str, edit: Edit) -> tuple[str, str]:
     return (data[:start] + replacement.encode() + data[end:]).decode(), original
 
 
-def generate_file(path: Path, rel: str, out: Generated, loaded: set[str]) -> None:
+def generate_file(
+    path: Path, rel: str, out: Generated, loaded: set[str], operators: Sequence[ModuleType] = ALL
+) -> None:
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, filename=rel)
-    prepare(ALL, tree)
+    prepare(operators, tree)
     seen: set[str] = set()
     occurrences: dict[str, int] = {}
     for site in _sites(tree, loaded):
-        for operator in ALL:
+        for operator in operators:
             for edit in operator.edits(site.node, source):
                 statement = site.statement
                 if site.skip is not None:
@@ -174,13 +177,13 @@ def generate_file(path: Path, rel: str, out: Generated, loaded: set[str]) -> Non
                 out.sources[mutant.id] = mutated_source
 
 
-def generate(root: Path, files: Sequence[str]) -> Generated:
+def generate(root: Path, files: Sequence[str], operators: Sequence[ModuleType] = ALL) -> Generated:
     out = Generated()
     # a name any module of the package reads outside annotations is live in all of them
     loaded: set[str] = set()
     for rel in files:
         loaded |= loaded_outside_annotations(ast.parse((root / rel).read_text(encoding="utf-8")))
     for rel in files:
-        generate_file(root / rel, rel, out, loaded)
+        generate_file(root / rel, rel, out, loaded, operators)
     out.mutants.sort(key=lambda m: m.id)
     return out

@@ -65,11 +65,17 @@ def test_list_and_show_name_the_same_mutants() -> None:
 
 def test_list_selects_operators_from_the_same_mutants() -> None:
     everything = _sweep("list").stdout.splitlines()
-    chosen = _sweep("list", "--operator", "except-clause", "--operator", "keep-cache")
+    whole = {line.split()[3] for line in everything}
+    # mutation_config.toml's [sweep] operators: a whole run leaves out the operators not yet listed there
+    assert "comparison:" in whole
+    assert "keep-cache:" not in whole
+    chosen = _sweep("list", "--operator", "comparison", "--operator", "keep-cache")
     assert chosen.returncode == 0, chosen.stderr
     lines = chosen.stdout.splitlines()
-    assert {line.split()[3] for line in lines} == {"except-clause:", "keep-cache:"}
-    assert lines == [line for line in everything if line.split()[3] in ("except-clause:", "keep-cache:")]
+    assert {line.split()[3] for line in lines} == {"comparison:", "keep-cache:"}
+    assert [line for line in lines if line.split()[3] == "comparison:"] == [
+        line for line in everything if line.split()[3] == "comparison:"
+    ]
 
 
 def test_an_operator_selection_runs_only_its_mutants_and_never_passes_for_whole(
@@ -126,3 +132,18 @@ def test_a_decorated_definition_is_one_executable_line_from_its_first_decorator(
         cli.ROOT = original
     # coverage.py counts 3, 4 and 5 (and 8 and 9); the header of each definition is one statement
     assert lines == {"m.py": [1, 3, 6, 7, 8, 10]}
+
+
+def test_a_whole_run_applies_only_the_configured_operators_and_unknown_names_are_refused(
+    tmp_path: Path,
+) -> None:
+    from mutation_sweep import config as sweep_config
+
+    path = tmp_path / "mutation_config.toml"
+    path.write_text('[sweep]\npackage = "pkg"\noperators = ["comparison"]\n', encoding="utf-8")
+    assert sweep_config.load(path).operators == ("comparison",)
+    path.write_text('[sweep]\npackage = "pkg"\n', encoding="utf-8")
+    assert sweep_config.load(path).operators is None
+    path.write_text('[sweep]\npackage = "pkg"\noperators = ["comparison", "nope"]\n', encoding="utf-8")
+    with pytest.raises(sweep_config.ConfigError, match="'nope' names no operator; one of: "):
+        sweep_config.load(path)
