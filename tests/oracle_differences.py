@@ -28,6 +28,20 @@ DELIBERATE: dict[str, str] = {
         "called, bound as a method and read (name, qualname, doc, module, __wrapped__, __dict__, signature) "
         "as the reference's is; only its type differs, as compiling it is the point."
     ),
+    "extension-type-names": (
+        "Where Python itself words an error about an object of the core (an attribute it lacks: "
+        "Err(...).value), it names the type by its C name, which carries the module: "
+        "'guard_lib._core.Err' object has no attribute 'value', where the reference's says 'Err'. Every "
+        "extension type is named so; guard_lib's own messages name no module."
+    ),
+    "traceback-frames-hold-no-locals": (
+        "A traceback keeps its frames, and a Python frame keeps its locals; the core's frames in a "
+        "traceback are Cython's, which keep none. So an object that only an exception's traceback still "
+        "reaches (a guard left owing when a runtime raised GuardError while a failed switch settled, and "
+        "create returned that error in an Err) lives as long as the exception in the reference and is freed "
+        "at once in the core: its ResourceWarning comes at another time. The tests comparing the two clear "
+        "the frames of the tracebacks they hold, in both, so that such an object goes when its borrow does."
+    ),
     "unpacking-messages": (
         "A runtime answer of the wrong shape fails to unpack with the same exception type in both, but the "
         "message is the language's, not guard_lib's: CPython's in the reference ('not enough values to "

@@ -20,12 +20,14 @@ import ctypes
 import functools
 import gc
 import importlib
+import importlib.util
 import logging
 import os
 import pickle
 import re
 import sys
 import threading
+import traceback
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -42,8 +44,8 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 from oracle_differences import DELIBERATE
 from support import EntryPointRuntime
 
-from guard_lib import GuardError, cuda_errors, device_guard
-from guard_lib import result as result_module
+import guard_lib
+from guard_lib import GuardError, cuda_errors
 from guard_lib.runtime import SimulatedRuntime, use_runtime
 
 IMPL_ENV = "GUARD_LIB_IMPL"
@@ -66,6 +68,35 @@ def _load_core() -> ModuleType | None:
 
 
 CORE = _load_core()
+
+
+def _executed_afresh(name: str) -> ModuleType:
+    """guard_lib's module ``name`` executed again, apart from the one imported; the code is the one the import
+    system serves (a mutation engine's, where one serves the module)."""
+    spec = importlib.util.find_spec(f"guard_lib.{name}")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pure_reference() -> ModuleType:
+    """The reference as it stands on its own: ``device_guard`` with the Python ``Ok`` and ``Err`` of
+    ``guard_lib.result``, which the core's replace there (and so in the imported reference) where the core
+    is in use. The oracle must not make its results with the classes it is checking."""
+    chosen = guard_lib.implementation.CORE
+    guard_lib.implementation.CORE = None
+    try:
+        results = _executed_afresh("result")
+    finally:
+        guard_lib.implementation.CORE = chosen
+    reference = _executed_afresh("device_guard")
+    vars(reference).update(Ok=results.Ok, Err=results.Err)
+    return reference
+
+
+REFERENCE = _pure_reference()
 
 
 def _require_core() -> ModuleType:
@@ -254,6 +285,10 @@ class Quirky(SimulatedRuntime):
         del self.armed[op]
         action: tuple[str, Any] = slot[1]
         return action
+
+    def clear_faults(self) -> None:
+        super().clear_faults()
+        self.armed.clear()
 
     @staticmethod
     def _act(action: tuple[str, Any]) -> Any:
@@ -489,7 +524,8 @@ if "device-without-init" not in KNOWN_BUGS:
 
 # --- what an observation holds ----------------------------------------------------------------------------
 
-BORROW_TYPES: tuple[type, ...] = (device_guard._Borrow,) + ((CORE._Borrow,) if CORE is not None else ())
+BORROW_TYPES: tuple[type, ...] = (REFERENCE._Borrow,) + ((CORE._Borrow,) if CORE is not None else ())
+DEVICE_TYPES: tuple[type, ...] = (REFERENCE.device,) + ((CORE.device,) if CORE is not None else ())
 
 
 @dataclass(frozen=True)
@@ -604,6 +640,21 @@ def _forget(error: BaseException | None) -> None:
         error.__traceback__ = None
         error = error.__context__
         seen += 1
+
+
+def _clear_frames(held: list[Any]) -> int:
+    """Clear the frames of the tracebacks the held results' errors carry; how many tracebacks there were."""
+    cleared = 0
+    for value in held:
+        error = value._error if _is_result(value) and type(value).__name__ == "Err" else None
+        seen = 0
+        while isinstance(error, BaseException) and seen < 8:
+            if error.__traceback__ is not None:
+                traceback.clear_frames(error.__traceback__)
+                cleared += 1
+            error = error.__context__
+            seen += 1
+    return cleared
 
 
 class _Records(logging.Handler):
@@ -1095,6 +1146,11 @@ def _unpacking(text: str) -> str:
     return re.sub(r"too many values to unpack \(expected (\d+)(, got \d+)?\)", r"unpack: over \1", text)
 
 
+def _unqualified(text: str) -> str:
+    # An extension type's C name carries its module: Python's messages about it say which.
+    return re.sub(r"\bguard_lib\._core\.(\w+)", r"\1", text)
+
+
 def _rewritten(value: object, rewrite: Callable[[str], str]) -> object:
     if isinstance(value, str):
         return rewrite(value)
@@ -1121,6 +1177,15 @@ def _as_bound_method(value: object) -> object:
     return value
 
 
+# How a listed difference is taken out of a pair of descriptions (the oracle's, the core's), by name.
+REWRITES: dict[str, Callable[[object, object], tuple[object, object]]] = {
+    "unpacking-messages": lambda oracle, seen: (_rewritten(oracle, _unpacking), _rewritten(seen, _unpacking)),
+    "extension-type-names": lambda oracle, seen: (oracle, _rewritten(seen, _unqualified)),
+    "decorated-function-is-compiled": lambda oracle, seen: (oracle, _as_python_function(seen)),
+    "bound-methods-of-their-own": lambda oracle, seen: (oracle, _as_bound_method(seen)),
+}
+assert set(REWRITES) <= set(DELIBERATE)
+
 _NONE = ("value", ("NoneType", "None"))
 _UNSET = re.compile(r"^'\w+' object has no attribute '_(original|current)'$")
 
@@ -1142,8 +1207,7 @@ class Oracle:
     """The four worlds of one program, stepped together and compared after every step."""
 
     def __init__(self, core: ModuleType, allowed: frozenset[str] = ALLOWED) -> None:
-        # The classes the reference's create makes its results of (the core's, where the core is in use).
-        reference = _impl("reference", device_guard, result_module.Ok, result_module.Err)
+        reference = _impl("reference", REFERENCE, REFERENCE.Ok, REFERENCE.Err)
         compiled = _impl("core", core, core.Ok, core.Err)
         self.worlds = [
             World(ORACLE, reference, c_entry=False),
@@ -1152,7 +1216,8 @@ class Oracle:
             World("core+c-entry", compiled, c_entry=True),
         ]
         for world in self.worlds:
-            world.runtimes.append(_make_runtime("sim", world.c_entry))  # the default until the program says
+            # The default until the program says otherwise, and one that is not.
+            world.runtimes += [_make_runtime("sim", world.c_entry), _make_runtime("sim", world.c_entry)]
         self.allowed = allowed
         self.program: list[Op] = []
         self.explained: Counter[str] = Counter()
@@ -1199,6 +1264,8 @@ class Oracle:
                     except BaseException as error:
                         outcome = ("raised", _describe(error, world))
                         _forget(error)
+                if "traceback-frames-hold-no-locals" in self.allowed and _clear_frames(world.handles):
+                    self.explained["traceback-frames-hold-no-locals"] += 1
                 gc.collect()
                 values: dict[str, object] = {"outcome": outcome}
                 for place, held in enumerate(world.handles):
@@ -1235,21 +1302,20 @@ class Oracle:
             finally:
                 sys.unraisablehook = hook
 
-    def _explain(self, world: World, key: str, oracle: object, seen: object) -> str | None:
-        """The name of the listed difference that accounts for this one, or None."""
+    def _explain(self, world: World, oracle: object, seen: object) -> list[str]:
+        """The names of the listed differences that together account for this one (none if they do not)."""
         if not world.impl.compiled:
-            return None
-        if "unpacking-messages" in self.allowed and _rewritten(oracle, _unpacking) == _rewritten(
-            seen, _unpacking
-        ):
-            return "unpacking-messages"
-        if "decorated-function-is-compiled" in self.allowed and oracle == _as_python_function(seen):
-            return "decorated-function-is-compiled"
-        if "bound-methods-of-their-own" in self.allowed and oracle == _as_bound_method(seen):
-            return "bound-methods-of-their-own"
+            return []
         if "device-attributes-before-enter" in self.allowed and _unset_attribute(oracle, seen):
-            return "device-attributes-before-enter"
-        return None
+            return ["device-attributes-before-enter"]
+        used = []
+        for name, rewrite in REWRITES.items():
+            if name in self.allowed and rewrite(oracle, seen) != (oracle, seen):
+                oracle, seen = rewrite(oracle, seen)
+                used.append(name)
+                if oracle == seen:
+                    return used
+        return []
 
     def _compare(self, operation: Op, seen: dict[str, Observed]) -> None:
         expected = seen[ORACLE].values
@@ -1270,13 +1336,10 @@ class Oracle:
                 continue
             unexplained = []
             for key in differing:
-                name = self._explain(
-                    world, key, expected.get(key, MISSING), observed.values.get(key, MISSING)
-                )
-                if name is None:
+                names = self._explain(world, expected.get(key, MISSING), observed.values.get(key, MISSING))
+                if not names:
                     unexplained.append(key)
-                else:
-                    self.explained[name] += 1
+                self.explained.update(names)
             if unexplained:
                 lines = [f"{world.name} differs from {ORACLE} after {operation!r}:"]
                 for key in unexplained:
@@ -1384,11 +1447,7 @@ def _category(value: object) -> str:
     if _is_result(value):
         return "result"
     if isinstance(value, BORROW_TYPES):
-        return (
-            "device"
-            if isinstance(value, (device_guard.device, *([CORE.device] if CORE else [])))
-            else "guard"
-        )
+        return "device" if isinstance(value, DEVICE_TYPES) else "guard"
     if callable(value):
         return "function"
     return "other"
@@ -1400,6 +1459,7 @@ ACTIONS = (
     + ["default"] * 2
     + ["fail_next"] * 5
     + ["raise_next"] * 2
+    + ["interrupted_settling"] * 3
     + ["arm"] * 3
     + ["select"] * 2
     + ["clear_faults"]
@@ -1413,10 +1473,10 @@ ACTIONS = (
     + ["take"] * 4
     + ["read"] * 2
     + ["with"] * 8
-    + ["call"] * 5
+    + ["call"] * 6
     + ["drop"] * 4
     + ["misuse"] * 2
-    + ["thread"] * 6
+    + ["thread"] * 8
 )
 # What each action needs the program to hold first; where it holds none, the step creates instead.
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -1430,6 +1490,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "call": ("function",),
     "drop": ("guard", "device", "result", "function", "other"),
 }
+# Each as often as it is listed (the owner's checks matter most).
+THREAD_ACTIONS = ["close", "close", "exit", "with", "with", "take", "enter", "read", "drop", "check", "call"]
+THREAD_ACTIONS += ["enter-close", "create-drop"]
 THREAD_NEEDS: dict[str, tuple[str, ...]] = {
     "close": ("guard", "device"),
     "exit": ("guard", "device"),
@@ -1520,6 +1583,35 @@ class OracleMachine(RuleBasedStateMachine):
         after = data.draw(st.integers(0, 3), label="after")
         self.oracle.step(op("arm", r=r, op=target, after=after, action=action))
 
+    def _interrupted_settling(self, data: st.DataObject) -> None:
+        # The failure path: a switch that fails and moves the thread, then an exception while the borrow
+        # settles it, from the read that looks where the thread is or from the restore.
+        quirky = [i for i, rt in enumerate(self._world.runtimes) if isinstance(rt, Quirky)]
+        if not quirky:
+            self.oracle.step(op("new_runtime", kind="quirky"))
+            quirky = [len(self._world.runtimes) - 1]
+        r = data.draw(st.sampled_from(quirky), label="r")
+        self.oracle.step(op("clear_faults", r=r))
+        moves_to = data.draw(st.sampled_from([0, 1, 2]), label="moves_to")
+        # codes a C function can answer too, so that the C path meets the same failure
+        code = data.draw(st.sampled_from([c for c in CODES if _c_int(c)]), label="code")
+        self.oracle.step(op("fail_next", r=r, op="set_device", code=code, moves_to=moves_to))
+        which = data.draw(st.sampled_from(RUNTIME_OPS), label="op")
+        kind = data.draw(st.sampled_from(EXCEPTION_KINDS), label="kind")
+        self.oracle.step(op("arm", r=r, op=which, after=1, action=("raise", kind)))
+        # At once, a borrow that switches: the second read, or the restore, is the settling's.
+        index = str((self._world.runtimes[r].current_device + 1) % DEVICES)
+        held = len(self._world.handles)
+        how = data.draw(st.sampled_from(["create", "device", "decorate"]), label="borrow")
+        if how == "create":
+            self.oracle.step(op("create", index=index, runtime=r, cls="DeviceGuard"))
+        elif how == "device":
+            self.oracle.step(op("device", index=index, runtime=r, cls="device"))
+            self.oracle.step(op("enter", h=held))
+        else:
+            self.oracle.step(op("decorate", index=index, runtime=r, cls="device", body="devices", j=0, r=r))
+            self.oracle.step(op("call", h=held + 1, arg=0))
+
     def _select(self, data: st.DataObject) -> None:
         index = data.draw(st.integers(0, DEVICES), label="index")
         self.oracle.step(op("select", r=self._r(data), index=index))
@@ -1545,6 +1637,8 @@ class OracleMachine(RuleBasedStateMachine):
 
     def _decorate(self, data: st.DataObject) -> None:
         made = self._made(data, DEVICE_CLASSES)
+        if data.draw(st.integers(0, 4), label="plain index"):
+            made["index"] = data.draw(st.sampled_from(SMALL_INDEXES), label="index")
         body = data.draw(st.sampled_from(DECORATED_BODIES * 3 + UNDECORATABLE), label="body")
         j = data.draw(st.integers(0, DEVICES), label="j")
         self.oracle.step(op("decorate", **made, body=body, j=j, r=self._r(data)))
@@ -1606,7 +1700,7 @@ class OracleMachine(RuleBasedStateMachine):
             self.oracle.step(op("misuse_borrow", h=self._pick(data, *wanted), what=what))
 
     def _thread(self, data: st.DataObject) -> None:
-        what = data.draw(st.sampled_from(list(THREAD_NEEDS)), label="on another thread")
+        what = data.draw(st.sampled_from(THREAD_ACTIONS), label="on another thread")
         wanted = THREAD_NEEDS[what]
         if wanted and not self._held(*wanted):
             what, wanted = "create-drop", ()
@@ -1658,7 +1752,7 @@ REPRODUCERS: dict[str, list[Op]] = {
     + [op("misuse_borrow", h=1, what="take-argument")],
     "malformed-entry-offers": [
         step
-        for r, offer in enumerate(MALFORMED_OFFERS, start=1)
+        for r, offer in enumerate(MALFORMED_OFFERS, start=2)
         for step in (
             op("new_runtime", kind=f"offer-{offer}"),
             op("push_default", r=r),
@@ -1700,10 +1794,22 @@ DELIBERATE_SHOWN: dict[str, list[Op]] = {
         op("close", h=1),
         op("keep_exit", h=1),
     ],
+    "extension-type-names": [
+        op("create", index="-1", runtime=0, cls="DeviceGuard"),
+        op("check", h=0, how="value"),
+    ],
+    "traceback-frames-hold-no-locals": [
+        # A runtime's GuardError while the failed switch settles: create returns it in an Err, and the
+        # guard, still owing, is held only by the frames of that error's traceback.
+        op("new_runtime", kind="quirky"),
+        op("fail_next", r=2, op="set_device", code=cuda_errors.LAUNCH_FAILURE, moves_to=1),
+        op("arm", r=2, op="get_device", after=1, action=("raise", "guard")),
+        op("create", index="1", runtime=2, cls="DeviceGuard"),
+    ],
     "unpacking-messages": [
         op("new_runtime", kind="quirky"),
-        op("arm", r=1, op="get_device", after=0, action=("answer", (0,))),
-        op("device", index="1", runtime=1, cls="device"),
+        op("arm", r=2, op="get_device", after=0, action=("answer", (0,))),
+        op("device", index="1", runtime=2, cls="device"),
         op("enter", h=0),
     ],
 }
