@@ -51,7 +51,7 @@ from guard_lib.runtime import SimulatedRuntime, use_runtime
 IMPL_ENV = "GUARD_LIB_IMPL"
 EXAMPLES_ENV = "GUARD_LIB_ORACLE_EXAMPLES"
 # What the default run costs: fixed, and derandomized, so that every run checks the same programs.
-DEFAULT_EXAMPLES = 60
+DEFAULT_EXAMPLES = 100
 STEPS = 30
 DEVICES = 3
 LOGGER = logging.getLogger("guard_lib")
@@ -1460,6 +1460,8 @@ ACTIONS = (
     + ["fail_next"] * 5
     + ["raise_next"] * 2
     + ["interrupted_settling"] * 3
+    + ["failing_restore"] * 3
+    + ["nested_take"] * 2
     + ["arm"] * 3
     + ["select"] * 2
     + ["clear_faults"]
@@ -1619,9 +1621,53 @@ class OracleMachine(RuleBasedStateMachine):
     def _clear_faults(self, data: st.DataObject) -> None:
         self.oracle.step(op("clear_faults", r=self._r(data)))
 
+    def _here(self, runtime: int | str) -> str:
+        """The index of the device the thread is on in the runtime a borrow would use."""
+        world = self._world
+        r = runtime if isinstance(runtime, int) else world.defaults[-1]
+        return str(world.runtimes[r].current_device % (DEVICES + 1))
+
     def _made(self, data: st.DataObject, classes: list[str]) -> dict[str, object]:
         index = data.draw(INDEX, label="index")
-        return {"index": index, "runtime": self._runtime(data), "cls": data.draw(st.sampled_from(classes))}
+        runtime = self._runtime(data)
+        if not data.draw(st.integers(0, 4), label="elsewhere"):
+            index = self._here(runtime)  # a borrow of the device already current: nothing to switch
+        return {"index": index, "runtime": runtime, "cls": data.draw(st.sampled_from(classes))}
+
+    def _runtime_of(self, place: int) -> int | None:
+        """Which of the oracle world's runtimes an entered borrow uses (None where it is no runtime there)."""
+        used = getattr(self._world.handles[place], "_runtime", None)
+        return next((r for r, rt in enumerate(self._world.runtimes) if rt is used), None)
+
+    def _failing_restore(self, data: st.DataObject) -> None:
+        # An open borrow whose restore fails, through its own runtime (moving the thread, or not).
+        open_ = [p for p in self._held("guard", "device") if self._world.handles[p]._restored is False]
+        runtimes = [self._runtime_of(p) for p in open_]
+        places = [p for p, r in zip(open_, runtimes, strict=True) if r is not None]
+        if not places:
+            self._create(data)
+            return
+        place = data.draw(st.sampled_from(places), label="held")
+        code = data.draw(st.sampled_from([c for c in CODES if _c_int(c)]), label="code")
+        moves_to = data.draw(st.sampled_from([None, None, 0, 1, 2]), label="moves_to")
+        r = self._runtime_of(place)
+        self.oracle.step(op("fail_next", r=r, op="set_device", code=code, moves_to=moves_to))
+        how = data.draw(st.sampled_from(["close", "exit", "thread"]), label="how")
+        if how == "thread":
+            self.oracle.step(op("thread", action="close", h=place, j=0, r=0))
+        self.oracle.step(op("close", h=place) if how == "close" else op("exit", h=place, how="value"))
+
+    def _nested_take(self, data: st.DataObject) -> None:
+        # Two guards on one runtime, the inner one handed over: its taker restores the outer one's device.
+        r = self._r(data)
+        for _ in range(2):
+            held = len(self._world.handles)
+            index = data.draw(st.sampled_from(SMALL_INDEXES[:DEVICES]), label="index")
+            self.oracle.step(op("create", index=index, runtime=r, cls="DeviceGuard"))
+            self.oracle.step(op("check", h=held, how="unwrap"))
+        inner = len(self._world.handles) - 1
+        if self._is(inner, "guard"):
+            self.oracle.step(op("take", h=inner))
 
     def _create(self, data: st.DataObject) -> None:
         held = len(self._world.handles)
