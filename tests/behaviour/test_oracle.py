@@ -41,12 +41,13 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
-from oracle_differences import DELIBERATE
-from support import EntryPointRuntime
 
 import guard_lib
 from guard_lib import GuardError, cuda_errors
 from guard_lib.runtime import SimulatedRuntime, use_runtime
+
+from .oracle_differences import DELIBERATE
+from .support import EntryPointRuntime
 
 IMPL_ENV = "GUARD_LIB_IMPL"
 EXAMPLES_ENV = "GUARD_LIB_ORACLE_EXAMPLES"
