@@ -297,7 +297,7 @@ except BaseException as error:
 """
 
 
-def test_the_plugin_reports_a_missing_pytest_but_not_a_broken_one() -> None:
+def test_the_plugin_lets_a_broken_pytest_fail_its_import() -> None:
     done = _python(_BROKEN_PYTEST)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "RuntimeError pytest is broken"
@@ -330,9 +330,7 @@ def test_a_caller_stream_guard_interrupted_as_it_enters_can_be_entered_again() -
     assert get_caller_stream() is None
 
 
-def test_a_caller_stream_guard_interrupted_as_it_exits_passes_the_interrupt_on_and_can_be_entered_again() -> (
-    None
-):
+def test_a_caller_stream_guard_interrupted_as_it_exits_can_be_entered_again() -> None:
     guard = CallerStreamGuard("s")
     guard.__enter__()
     with pytest.raises(KeyboardInterrupt), _interrupt("caller_stream", "__exit__", "self._token = None"):
