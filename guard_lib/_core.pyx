@@ -291,12 +291,11 @@ cdef inline Err _err(object error):
 # borrows' classes hold these two as _FastMethod: bound, it is a _Bound from a freelist, called by
 # vectorcall, and the call the ``with`` statement makes goes straight to the borrow. Every other call, and
 # every attribute but the call, is the method's own.
-# Outside the collector's care: a _Bound holds only its borrow and the method, and a cycle back to it would
-# need a borrow's index or runtime to hold one of its bound methods.
+# In the collector's care: a subclass's borrow, or a runtime, can keep one of these bound methods, and the
+# cycle through it would otherwise never be freed.
 @cython.auto_pickle(False)
 @cython.final
 @cython.freelist(8)
-@cython.no_gc
 cdef class _Bound:
     # A borrow's ``__enter__`` or ``__exit__``, bound to it. (No docstring: ``__doc__`` is the method's.)
 

@@ -124,9 +124,6 @@ KNOWN_BUGS: frozenset[str] = frozenset(
         # c_entry_points() that answers something other than None or a pair (5, a one-element tuple, a
         # generator), or that raises, or is not callable: the reference never asks; the core raises.
         "malformed-entry-offers",
-        # A subclass of DeviceGuard that keeps its own bound __exit__: the core's bound method is outside
-        # the collector, so the guard is never freed and never gives its ResourceWarning.
-        "bound-exit-cycle",
         # A subclass of DeviceGuard that defines __new__ (to refuse direct construction, as DeviceGuard
         # itself does): the reference's create never calls it, the core's calls it.
         "create-calls-subclass-new",
