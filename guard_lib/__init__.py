@@ -14,11 +14,20 @@ the compiled core or the Python reference (``device_guard``) serves them (``impl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import implementation, runtime
 from .caller_stream import CallerStreamGuard, get_caller_stream, stream_handle
 from .errors import GuardError, GuardTypeError, UncheckedResultWarning
-from .implementation import IMPLEMENTATION, DeviceGuard, device
+from .implementation import CORE as _CORE
+from .implementation import IMPLEMENTATION
 from .result import Err, Ok, Result
+
+if TYPE_CHECKING or _CORE is None:
+    # One API: the compiled classes type as the reference's.
+    from .device_guard import DeviceGuard, device
+else:
+    DeviceGuard, device = _CORE.DeviceGuard, _CORE.device
 
 __all__ = [
     "IMPLEMENTATION",

@@ -10,6 +10,9 @@ import.
 Where the core is missing, the build left a note beside this file saying why (``setup.py`` writes it):
 ``REASON`` quotes it, and a build that failed, rather than one skipped with ``GUARD_LIB_BUILD=python``,
 is logged once as a warning when the choice falls back.
+
+This module imports nothing of guard_lib: the reference's modules ask it for the choice while they load,
+and ``guard_lib`` itself takes ``DeviceGuard`` and ``device`` from the implementation chosen here.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import sys
 from collections.abc import Mapping
 from importlib import import_module
 from types import ModuleType
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
-__all__ = ["CORE", "IMPLEMENTATION", "IMPL_ENV", "REASON", "DeviceGuard", "device"]
+__all__ = ["CORE", "IMPLEMENTATION", "IMPL_ENV", "REASON"]
 
 IMPL_ENV: Final = "GUARD_LIB_IMPL"
 _CHOICES = ("auto", "compiled", "python")
@@ -101,9 +104,3 @@ def _warn_not_built(why: str) -> None:
 
 IMPLEMENTATION, REASON, CORE = _choose()
 """``"compiled"`` or ``"python"``, why, and the compiled core where it is the one in use."""
-
-if TYPE_CHECKING or CORE is None:
-    # One API: the compiled classes type as the reference's.
-    from .device_guard import DeviceGuard, device
-else:
-    DeviceGuard, device = CORE.DeviceGuard, CORE.device

@@ -550,11 +550,11 @@ def test_a_taker_restores_the_device_the_caller_was_on(sim: SimulatedRuntime) ->
 
 
 def _executed_afresh(name: str) -> types.ModuleType:
-    """guard_lib's module ``name`` executed again, apart from the one imported, against what
-    ``guard_lib.implementation`` and ``sys.modules`` hold now: the choice's branches for the other
-    implementation run under either. The code is the one the import system served, by its own spec
+    """guard_lib's module ``name`` (the package itself for "") executed again, apart from the one imported,
+    against what ``guard_lib.implementation`` and ``sys.modules`` hold now: the choice's branches for the
+    other implementation run under either. The code is the one the import system served, by its own spec
     (a mutation engine's, where one serves the module)."""
-    spec = importlib.util.find_spec(f"guard_lib.{name}")
+    spec = importlib.util.find_spec(f"guard_lib.{name}" if name else "guard_lib")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -575,15 +575,16 @@ def test_a_chosen_core_serves_the_guards(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.delattr(guard_lib, "_core", raising=False)
     monkeypatch.setitem(sys.modules, "guard_lib._core", core)
     monkeypatch.setenv(IMPL_ENV, "compiled")
-    chosen = _executed_afresh("implementation")
-    assert (chosen.CORE, chosen.DeviceGuard, chosen.device) == (core, core.DeviceGuard, core.device)
+    assert _executed_afresh("implementation").CORE is core
     monkeypatch.setenv(IMPL_ENV, "python")
-    chosen = _executed_afresh("implementation")
-    assert (chosen.CORE, chosen.DeviceGuard, chosen.device) == (
-        None,
-        device_guard.DeviceGuard,
-        device_guard.device,
-    )
+    assert _executed_afresh("implementation").CORE is None
+    # The package takes the guards from the implementation chosen.
+    monkeypatch.setattr(guard_lib.implementation, "CORE", core)
+    served = _executed_afresh("")
+    assert (served.DeviceGuard, served.device) == (core.DeviceGuard, core.device)
+    monkeypatch.setattr(guard_lib.implementation, "CORE", None)
+    served = _executed_afresh("")
+    assert (served.DeviceGuard, served.device) == (device_guard.DeviceGuard, device_guard.device)
 
 
 def test_a_chosen_core_serves_ok_and_err(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -596,3 +597,51 @@ def test_a_chosen_core_serves_ok_and_err(monkeypatch: pytest.MonkeyPatch) -> Non
     assert served.Ok.__module__ == served.Err.__module__ == "guard_lib.result"
     assert served.Ok.__qualname__ == "Ok"
     assert served.Err.__qualname__ == "Err"
+
+
+def test_the_choice_imports_nothing_of_guard_lib() -> None:
+    # The reference's modules ask for the choice while they load: a choice that imported them back would
+    # work only while statements ran in one order.
+    import ast
+
+    tree = ast.parse(Path(guard_lib.implementation.__file__).read_text(encoding="utf-8"))
+    imported = [
+        node.module or "."
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("guard_lib"))
+    ]
+    imported += [
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name.startswith("guard_lib")
+    ]
+    assert imported == []
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "guard_lib.implementation",
+        "guard_lib.result",
+        "guard_lib.device_guard",
+        "guard_lib.runtime",
+        "guard_lib",
+    ],
+)
+@pytest.mark.parametrize("impl", ["python", "auto"])
+def test_any_module_can_be_imported_first(first: str, impl: str) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import {first}, guard_lib.runtime as r; r.SimulatedRuntime; import guard_lib; "
+            "guard_lib.device(1, runtime=r.SimulatedRuntime(2)).__enter__().close()",
+        ],
+        env={**os.environ, IMPL_ENV: impl},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr

@@ -45,7 +45,7 @@ PUBLIC = {
         "error_name",
     ],
     "guard_lib.device_guard": ["DeviceGuard", "device"],
-    "guard_lib.implementation": ["CORE", "IMPLEMENTATION", "IMPL_ENV", "REASON", "DeviceGuard", "device"],
+    "guard_lib.implementation": ["CORE", "IMPLEMENTATION", "IMPL_ENV", "REASON"],
     "guard_lib.errors": ["GuardError", "GuardTypeError", "UncheckedResultWarning"],
     "guard_lib.result": ["Err", "Ok", "Result"],
     "guard_lib.runtime": [
