@@ -204,6 +204,23 @@ def test_the_cuda_runtime_offers_none_once_its_calls_are_replaced() -> None:
     assert rt.c_entry_points() is None
 
 
+@pytest.mark.parametrize("broken", ["no __pyx_capi__", "no cudaGetDevice", "no cudaSetDevice"])
+def test_the_cuda_runtime_offers_none_from_a_cyruntime_without_the_capsules(
+    monkeypatch: pytest.MonkeyPatch, broken: str
+) -> None:
+    import cuda.bindings
+    from cuda.bindings import cyruntime
+
+    stand_in = types.ModuleType("cuda.bindings.cyruntime")
+    if broken != "no __pyx_capi__":
+        capsules = dict(cyruntime.__pyx_capi__)
+        del capsules[broken.removeprefix("no ")]
+        stand_in.__pyx_capi__ = capsules  # type: ignore[attr-defined]
+    monkeypatch.setattr(cuda.bindings, "cyruntime", stand_in, raising=False)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.cyruntime", stand_in)
+    assert CudaRuntime().c_entry_points() is None
+
+
 def test_the_cuda_runtime_offers_none_without_cyruntime(monkeypatch: pytest.MonkeyPatch) -> None:
     import cuda.bindings
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.abc
 import os
 import re
 import subprocess
@@ -204,6 +205,29 @@ def test_a_cuda_runtime_without_the_bindings_is_a_guard_error_that_says_so() -> 
     assert str(error) == NOT_INSTALLED
     assert (error.device_index, error.code, error.code_name) == (None, None, None)
     assert type(error.__cause__) is ModuleNotFoundError
+
+
+@pytest.mark.parametrize("absent", ["cuda", "cuda.bindings", "cuda.bindings.runtime"])
+def test_each_module_of_the_bindings_missing_reads_as_not_installed(
+    monkeypatch: pytest.MonkeyPatch, absent: str
+) -> None:
+    # cuda is a namespace other packages share: any of the three missing means no cuda-bindings.
+    class Absent(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname: str, path: object, target: object = None) -> None:
+            if fullname == absent:
+                raise ModuleNotFoundError(f"No module named {absent!r}", name=absent)
+
+    for name in ("cuda", "cuda.bindings", "cuda.bindings.runtime"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(sys, "meta_path", [Absent(), *sys.meta_path])
+    if absent == "cuda.bindings.runtime":
+        # A submodule that is simply not found reads as a name cuda.bindings lacks (a broken install);
+        # one blocked in sys.modules is missing.
+        monkeypatch.setitem(sys.modules, absent, None)
+    with pytest.raises(GuardError) as raised:
+        CudaRuntime()
+    assert str(raised.value) == NOT_INSTALLED
+    assert getattr(raised.value.__cause__, "name", None) == absent
 
 
 def test_bindings_that_are_there_but_cannot_be_imported_are_named_as_such(
