@@ -266,6 +266,8 @@ def build_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Where the choice looks for the build's note: a scratch file, absent until a test writes it."""
     note = tmp_path / "_core_not_built.txt"
     monkeypatch.setattr(guard_lib.implementation, "_NOTE", str(note))
+    # Read as outside mutmut's run, which would choose the reference before any note is read.
+    monkeypatch.delenv(MUTMUT_ENV, raising=False)
     return note
 
 

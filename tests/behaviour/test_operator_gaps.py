@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import linecache
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -56,9 +57,15 @@ def _interrupt(module: str, function: str, before: str | int) -> Iterator[None]:
             raise KeyboardInterrupt(text)
         return local
 
+    # In mutmut's copy the function's body runs under mutmut's names for it (x_f__mutmut_orig, one per
+    # mutant, xǁClassǁf__mutmut_3 for a method), called from a trampoline that keeps the name.
+    body = re.compile(rf"{re.escape(function)}|x(?:_|ǁ\w+ǁ){re.escape(function)}__mutmut_(?:orig|\d+)")
+
     def global_(frame: FrameType, event: str, arg: object) -> Any:
         code = frame.f_code
-        if code.co_name == function and code.co_filename.endswith(os.path.join("guard_lib", f"{module}.py")):
+        if body.fullmatch(code.co_name) and code.co_filename.endswith(
+            os.path.join("guard_lib", f"{module}.py")
+        ):
             return local
         return None
 

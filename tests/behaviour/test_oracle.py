@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import MethodType, ModuleType
 from typing import Any
 
 import numpy as np
@@ -592,6 +592,9 @@ def _describe_value(value: object, world: World | None, depth: int) -> object:  
         return (type(value).__name__, value._checked, _describe(payload, world, depth + 1))  # type: ignore[attr-defined]
     if isinstance(value, BORROW_TYPES):
         return ("borrow", tuple(_borrow_fields(value, world).items()))
+    if isinstance(value, MethodType):
+        # As a bound method, whatever its function: in mutmut's copy that is a trampoline with __wrapped__.
+        return ("callable", "method", getattr(value, "__qualname__", None))
     if callable(value) and hasattr(value, "__wrapped__"):
         return (
             "wrapper",
