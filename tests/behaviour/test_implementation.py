@@ -310,6 +310,73 @@ def test_a_failed_build_is_named_in_the_reason_and_logged_once(
     assert "GUARD_LIB_BUILD=python" in message
 
 
+def test_the_warning_for_a_failed_build_says_what_to_do_word_for_word(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, build_note: Path
+) -> None:
+    build_note.write_text("failed\nno compiler\n", encoding="utf-8")
+    monkeypatch.delenv(IMPL_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "guard_lib._core", None)
+    with caplog.at_level(logging.WARNING, logger="guard_lib"):
+        guard_lib.implementation._choose()
+    assert [r.getMessage() for r in caplog.records] == [
+        "guard_lib runs its Python implementation (the same behaviour, slower): the compiled core is not "
+        "built (no compiler). Reinstall where a C compiler and Python's headers are present to build it, or "
+        "set GUARD_LIB_IMPL=python, or reinstall with GUARD_LIB_BUILD=python, to choose the Python one."
+    ]
+
+
+def test_a_note_of_several_lines_is_read_whole_after_its_kind(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, build_note: Path
+) -> None:
+    build_note.write_text("failed\nthe compiler said:\n  error: no such file\n", encoding="utf-8")
+    monkeypatch.delenv(IMPL_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "guard_lib._core", None)
+    with caplog.at_level(logging.WARNING, logger="guard_lib"):
+        chosen = guard_lib.implementation._choose()
+    why = "the compiler said:\n  error: no such file"
+    assert chosen == ("python", f"the compiled core is not built ({why})", None)
+    assert len(caplog.records) == 1
+
+
+def test_a_required_core_missing_without_a_note_says_only_why_it_cannot_be_imported(
+    monkeypatch: pytest.MonkeyPatch, build_note: Path
+) -> None:
+    monkeypatch.setenv(IMPL_ENV, "compiled")
+    monkeypatch.setitem(sys.modules, "guard_lib._core", None)
+    with pytest.raises(ImportError) as raised:
+        guard_lib.implementation._choose()
+    assert str(raised.value) == (
+        "GUARD_LIB_IMPL=compiled, but the compiled core cannot be imported: import of guard_lib._core "
+        "halted; None in sys.modules"
+    )
+
+
+def test_a_note_is_read_as_utf_8_whatever_the_locale(tmp_path: Path) -> None:
+    # Compilers quote with typographic marks; a C locale's default codec cannot read them.
+    package = tmp_path / "guard_lib"
+    package.mkdir()
+    shutil.copy(guard_lib.implementation.__file__, package / "implementation.py")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    note = package / Path(guard_lib.implementation._NOTE).name
+    note.write_text("failed\n\u2018gcc\u2019 failed\n", encoding="utf-8")
+    code = "import sys; sys.modules['guard_lib._core'] = None; from guard_lib import implementation as i; "
+    code += "print(i.__file__, ascii(i.REASON))"
+    env = {k: v for k, v in os.environ.items() if k not in {IMPL_ENV, MUTMUT_ENV, "PYTHONUTF8"}}
+    env.update(LC_ALL="C", LANG="C", PYTHONCOERCECLOCALE="0", PYTHONPATH=str(tmp_path))
+    # No site (so no installed guard_lib), no UTF-8 mode, and the C locale left as it is.
+    done = subprocess.run(
+        [sys.executable, "-S", "-X", "utf8=0", "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    reason = ascii("the compiled core is not built (\u2018gcc\u2019 failed)")
+    assert done.stdout.strip() == f"{package / 'implementation.py'} {reason}"
+
+
 def test_a_core_skipped_on_purpose_is_named_in_the_reason_but_not_logged(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, build_note: Path
 ) -> None:
