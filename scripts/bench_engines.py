@@ -24,8 +24,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mutation_common import load_gate_config, load_results
-from mutation_gate import attach_sweep, evaluate, load_critical
+from mutation_common import load_results
+from mutation_engine_inputs import attach_sweep, load_critical
+from mutation_evaluation import evaluate
+from mutation_gate_config import load_gate_config
 from mutation_lines import line_engines
 
 ROOT = Path(__file__).resolve().parent.parent

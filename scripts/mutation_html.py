@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from mutation_gate import EngineTally, Evaluation, tally
+from mutation_evaluation import EngineTally, Evaluation, tally
 from mutation_lines import SET_ASIDE, coverage_lines, line_engines, one_line, source_of
 
 ENGINE_ORDER = ("mutmut", "sweep", "critical")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mutation_common import repo_text
-from mutation_gate import Evaluation
+from mutation_evaluation import Evaluation
+from mutation_io import repo_text
 from mutation_model import JudgedMutant
 from mutation_sweep.tools.line_engines import LineCoverage, line_coverage
 

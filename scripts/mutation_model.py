@@ -2,10 +2,10 @@
 
 mutmut, the sweep and the critical harness each keep the record their own run needs (mutmut's export,
 the sweep's work items, the harness's results). The gate turns every one of them into a ``JudgedMutant``
-(``mutation_gate.judged``), and from there on nothing tells the engines apart: the gate's counts, the
+(``mutation_evaluation.judged``), and from there on nothing tells the engines apart: the gate's counts, the
 report's rows and the HTML page read only this.
 
-Where things go: a new engine is one more adapter in ``mutation_gate.judged``; a new class of verdict is
+Where things go: a new engine is one more adapter in ``mutation_evaluation.judged``; a new class of verdict is
 one more member of ``Verdict``; a new report format reads ``JudgedMutant`` and nothing else.
 """
 

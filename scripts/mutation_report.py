@@ -19,16 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mutation_common import (
-    InputError,
-    add_input_arguments,
-    check_output,
-    load_gate_config,
-    load_results,
-    read_toml,
-)
-from mutation_gate import Evaluation, attach_sweep, evaluate, judged, load_critical, tally
+from mutation_common import load_results
+from mutation_engine_inputs import attach_sweep, load_critical
+from mutation_evaluation import Evaluation, evaluate, judged, tally
+from mutation_gate_config import load_gate_config
 from mutation_html import render_html
+from mutation_io import InputError, add_input_arguments, check_output, read_toml
 from mutation_lines import coverage_lines, critical_line, line_engines, one_line, source_of
 from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Verdict
 from mutmut_coverage import analyse

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mutation_common import InputError, read_toml
+from mutation_io import InputError, read_toml
 
 ALLOWED_DECORATORS = {"staticmethod", "classmethod"}
 NEVER_MUTATE_FUNCTIONS = {"__getattribute__", "__setattr__", "__new__"}

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from mutation_common import InputError, check_output
+from mutation_io import InputError, check_output
 
 from .catalogue import load_config, project_root
 from .model import (

@@ -225,13 +225,13 @@ def test_each_shell_command_is_valid_and_the_cheap_ones_run(
         except SystemExit as exc:
             pytest.fail(f"{where}: its parser refused it (exit {exc.code})")
         if script == "scripts/mutation_run.py" and parsed.command in ("run", "export"):
-            import mutation_common
+            import mutation_io
             import mutation_run
 
             monkeypatch.chdir(scratch)
             try:
                 mutation_run.check_out(parsed.out, parsed)  # where the results would go
-            except mutation_common.InputError as exc:
+            except mutation_io.InputError as exc:
                 pytest.fail(f"{where}: {exc}")
     else:
         assert (ROOT / script).is_file(), where

@@ -8,8 +8,9 @@ import _scripts
 import pytest
 from critical_harness.catalogue import load_config
 from critical_harness.model import ConfigError as HarnessConfigError
-from mutation_common import InputError, load_gate_config
 from mutation_config_file import TABLES, ConfigFileError, read_config
+from mutation_gate_config import load_gate_config
+from mutation_io import InputError
 from mutation_sweep import config as sweep_config
 
 BAD: dict[str, tuple[str | bytes, str]] = {

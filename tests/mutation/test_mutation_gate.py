@@ -346,7 +346,7 @@ def test_a_mutant_file_outside_the_repository_is_refused(
 
 
 def test_the_report_reads_no_file_from_outside_the_repository(tmp_path: Path) -> None:
-    from mutation_common import repo_text
+    from mutation_io import repo_text
 
     secret = tmp_path / "secret.txt"
     secret.write_text("not for the report", encoding="utf-8")

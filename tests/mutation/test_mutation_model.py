@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 import _scripts
-import mutation_gate
+import mutation_engine_inputs
+import mutation_evaluation
 import mutation_report
 from critical_harness.model import MutantSpec
-from mutation_common import GateConfig, load_results
+from mutation_common import load_results
+from mutation_gate_config import GateConfig
 from mutation_model import CRITICAL, KILLED, MUTMUT, SURVIVED, SWEEP, TIMEOUT, Verdict, mutant_key
 from mutation_sweep.config import Equivalent
 from mutation_sweep.judge import judge
@@ -34,7 +36,7 @@ def test_one_edit_has_one_key_whichever_engine_names_it() -> None:
     assert deletion.key == mutant_key("pkg/m.py", "f", "CriticalMutant", "a = 1", "")
 
 
-def _evaluation(tmp_path: Path) -> mutation_gate.Evaluation:
+def _evaluation(tmp_path: Path) -> mutation_evaluation.Evaluation:
     records = [
         _scripts.mutant("pkg.mod.x_f__mutmut_1", "killed", added="return a"),
         _scripts.mutant("pkg.mod.x_f__mutmut_2", "survived", added="return a - b"),
@@ -55,7 +57,9 @@ def _evaluation(tmp_path: Path) -> mutation_gate.Evaluation:
         ),
         encoding="utf-8",
     )
-    ev = mutation_gate.evaluate(results, GateConfig(0.0, ()), mutation_gate.load_critical(critical))
+    ev = mutation_evaluation.evaluate(
+        results, GateConfig(0.0, ()), mutation_engine_inputs.load_critical(critical)
+    )
     generated = [Mutant("pkg/mod.py", "f", "comparison", f"a < {n}", f"a <= {n}", n, n) for n in range(4)]
     verdicts = [KILLED, SURVIVED, SURVIVED, TIMEOUT]
     sweep = SweepResults(
@@ -73,7 +77,7 @@ def _evaluation(tmp_path: Path) -> mutation_gate.Evaluation:
 
 def test_every_engines_mutants_are_judged_once_each(tmp_path: Path) -> None:
     ev = _evaluation(tmp_path)
-    judged = mutation_gate.judged(ev)
+    judged = mutation_evaluation.judged(ev)
     seen = {(j.engine, j.id): (j.status, j.verdict) for j in judged}
     assert len(seen) == len(judged) == 4 + 4 + 2
     assert [seen[MUTMUT, f"pkg.mod.x_f__mutmut_{n}"] for n in range(1, 5)] == [
@@ -111,8 +115,8 @@ def test_every_engines_mutants_are_judged_once_each(tmp_path: Path) -> None:
 
 def test_the_counts_and_the_report_rows_are_the_judgements(tmp_path: Path) -> None:
     ev = _evaluation(tmp_path)
-    judged = mutation_gate.judged(ev)
-    for t in mutation_gate.tally(ev):
+    judged = mutation_evaluation.judged(ev)
+    for t in mutation_evaluation.tally(ev):
         mine = [j.verdict for j in judged if j.engine == t.engine]
         assert (t.total, t.killed, t.equivalent, t.skipped, t.not_killed) == (
             len(mine),

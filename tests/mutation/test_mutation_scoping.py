@@ -8,7 +8,12 @@ from pathlib import Path
 
 import _scripts
 import mutation_common as mc
+import mutation_io
 import mutation_run
+import mutation_scope
+import mutation_shards
+import mutmut_child
+import mutmut_export
 import pytest
 
 
@@ -24,9 +29,9 @@ def test_parse_names_of_functions_methods_and_package_init() -> None:
     # a module that itself starts with x_ must not be mistaken for the function part
     func = mc.parse_mutant_name("pkg.x_tools.x__helper__mutmut_3")
     assert (func.module, func.qualname) == ("pkg.x_tools", "_helper")
-    assert mc.module_for_path("guard_lib/__init__.py") == "guard_lib"
+    assert mutation_scope.module_for_path("guard_lib/__init__.py") == "guard_lib"
     assert mc.mangle("A.b") == "xǁAǁb"
-    with pytest.raises(mc.InputError):
+    with pytest.raises(mutation_io.InputError):
         mc.parse_mutant_name("guard_lib.device_guard.close")
 
 
@@ -41,7 +46,7 @@ NAMES = [f"p.m.x_f__mutmut_{i}" for i in range(1, 24)] + [f"p.m.xǁCǁg__mutmut_
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 7, 40])
 def test_shards_partition_every_mutant_exactly_once_evenly(count: int) -> None:
-    shards = [mc.select_shard(NAMES, i, count) for i in range(1, count + 1)]
+    shards = [mutation_shards.select_shard(NAMES, i, count) for i in range(1, count + 1)]
     flat = [n for s in shards for n in s]
     assert sorted(flat) == sorted(NAMES)
     assert len(flat) == len(set(flat))
@@ -50,42 +55,44 @@ def test_shards_partition_every_mutant_exactly_once_evenly(count: int) -> None:
 
 
 def test_shard_choice_does_not_depend_on_input_order() -> None:
-    assert mc.select_shard(list(reversed(NAMES)), 2, 3) == mc.select_shard(NAMES, 2, 3)
+    assert mutation_shards.select_shard(list(reversed(NAMES)), 2, 3) == mutation_shards.select_shard(
+        NAMES, 2, 3
+    )
 
 
 @pytest.mark.parametrize("bad", ["0/4", "5/4", "1/0", "a/b", "2"])
 def test_bad_shard_spec(bad: str) -> None:
-    with pytest.raises(mc.InputError):
-        mc.parse_shard(bad)
+    with pytest.raises(mutation_io.InputError):
+        mutation_shards.parse_shard(bad)
 
 
 def shard_results(names: list[str], index: int, count: int) -> mc.Results:
-    picked = mc.select_shard(names, index, count)
+    picked = mutation_shards.select_shard(names, index, count)
     records = [mc.MutantRecord.from_json(_scripts.mutant(n, "killed"), "t") for n in picked]
     return mc.Results(mutants=records, shard={"index": index, "count": count}, universe=mc.universe_of(names))
 
 
 def test_merge_joins_shards() -> None:
-    merged = mc.merge_results([shard_results(NAMES, i, 3) for i in (2, 1, 3)])
+    merged = mutation_shards.merge_results([shard_results(NAMES, i, 3) for i in (2, 1, 3)])
     assert sorted(m.name for m in merged.mutants) == sorted(NAMES)
 
 
 def test_merge_refuses_missing_duplicate_or_foreign_shards() -> None:
-    with pytest.raises(mc.InputError, match="expected shards"):
-        mc.merge_results([shard_results(NAMES, 1, 3), shard_results(NAMES, 2, 3)])
-    with pytest.raises(mc.InputError, match="expected shards"):
-        mc.merge_results([shard_results(NAMES, 1, 2), shard_results(NAMES, 1, 2)])
-    with pytest.raises(mc.InputError, match="different mutant lists"):
-        mc.merge_results([shard_results(NAMES, 1, 2), shard_results(NAMES[:-1], 2, 2)])
+    with pytest.raises(mutation_io.InputError, match="expected shards"):
+        mutation_shards.merge_results([shard_results(NAMES, 1, 3), shard_results(NAMES, 2, 3)])
+    with pytest.raises(mutation_io.InputError, match="expected shards"):
+        mutation_shards.merge_results([shard_results(NAMES, 1, 2), shard_results(NAMES, 1, 2)])
+    with pytest.raises(mutation_io.InputError, match="different mutant lists"):
+        mutation_shards.merge_results([shard_results(NAMES, 1, 2), shard_results(NAMES[:-1], 2, 2)])
     short = shard_results(NAMES, 2, 2)
     short.mutants.pop()
-    with pytest.raises(mc.InputError, match="missing mutants"):
-        mc.merge_results([shard_results(NAMES, 1, 2), short])
+    with pytest.raises(mutation_io.InputError, match="missing mutants"):
+        mutation_shards.merge_results([shard_results(NAMES, 1, 2), short])
     blind = [shard_results(NAMES, i, 2) for i in (1, 2)]
     for part in blind:
         part.universe = {}
-    with pytest.raises(mc.InputError, match="carry no universe"):
-        mc.merge_results(blind)
+    with pytest.raises(mutation_io.InputError, match="carry no universe"):
+        mutation_shards.merge_results(blind)
 
 
 def test_merge_cli_round_trip(tmp_path: Path) -> None:
@@ -124,10 +131,12 @@ CONSTANT = 3
 
 
 def test_changed_lines_map_onto_mutable_units() -> None:
-    assert mc.functions_touching(SOURCE, {5}) == {"top"}
-    assert mc.functions_touching(SOURCE, {15}) == {"Guard.close"}  # nested def belongs to its unit
-    assert mc.functions_touching(SOURCE, {9}) == {"Guard.value"}  # a decorator line is part of it
-    assert mc.functions_touching(SOURCE, {1, 19}) == set()
+    assert mutation_scope.functions_touching(SOURCE, {5}) == {"top"}
+    assert mutation_scope.functions_touching(SOURCE, {15}) == {
+        "Guard.close"
+    }  # nested def belongs to its unit
+    assert mutation_scope.functions_touching(SOURCE, {9}) == {"Guard.value"}  # a decorator line is part of it
+    assert mutation_scope.functions_touching(SOURCE, {1, 19}) == set()
 
 
 def test_zero_context_diff_parsing() -> None:
@@ -137,7 +146,7 @@ def test_zero_context_diff_parsing() -> None:
         "@@ -20,2 +19,0 @@\n-gone\n-gone\n"
         "--- a/pkg/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
     )
-    assert mc.changed_lines_from_diff(diff) == {"pkg/m.py": {5, 19, 20}}
+    assert mutation_scope.changed_lines_from_diff(diff) == {"pkg/m.py": {5, 19, 20}}
 
 
 def git(repo: Path, *args: str) -> None:
@@ -152,12 +161,15 @@ def test_git_changed_functions(tmp_path: Path) -> None:
     git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
     (tmp_path / "pkg" / "m.py").write_text(SOURCE.replace("return x + 1", "return x + 2"), encoding="utf-8")
     (tmp_path / "pkg" / "new.py").write_text("def fresh():\n    return 0\n", encoding="utf-8")
-    changed = mc.git_changed_functions("HEAD", ["pkg"], tmp_path)
+    changed = mutation_scope.git_changed_functions("HEAD", ["pkg"], tmp_path)
     assert changed == {"pkg.m:top", "pkg.new:fresh"}
     names = ["pkg.m.x_top__mutmut_1", "pkg.m.xǁGuardǁclose__mutmut_1", "pkg.new.x_fresh__mutmut_2"]
-    assert mc.filter_by_functions(names, changed) == ["pkg.m.x_top__mutmut_1", "pkg.new.x_fresh__mutmut_2"]
-    with pytest.raises(mc.InputError, match="not a commit"):
-        mc.git_changed_functions("no-such-ref", ["pkg"], tmp_path)
+    assert mutation_scope.filter_by_functions(names, changed) == [
+        "pkg.m.x_top__mutmut_1",
+        "pkg.new.x_fresh__mutmut_2",
+    ]
+    with pytest.raises(mutation_io.InputError, match="not a commit"):
+        mutation_scope.git_changed_functions("no-such-ref", ["pkg"], tmp_path)
 
 
 def test_read_meta_reads_exit_codes_and_skips_deleted_sources(
@@ -174,26 +186,26 @@ def test_read_meta_reads_exit_codes_and_skips_deleted_sources(
     }
     (meta_dir / "m.py.meta").write_text(json.dumps(meta), encoding="utf-8")
     (meta_dir / "gone.py.meta").write_text(json.dumps({"exit_code_by_key": {"pkg.gone.x_g__mutmut_1": 0}}))
-    found = mutation_run.read_meta(Path("mutants"))
+    found = mutmut_export.read_meta(Path("mutants"))
     assert found == {
         "pkg.m.x_f__mutmut_1": ("pkg/m.py", 1, None),
         "pkg.m.x_f__mutmut_2": ("pkg/m.py", None, None),
     }
     (meta_dir / "m.py.meta").write_text("{not json", encoding="utf-8")
-    with pytest.raises(mc.InputError, match="unreadable"):
-        mutation_run.read_meta(Path("mutants"))
+    with pytest.raises(mutation_io.InputError, match="unreadable"):
+        mutmut_export.read_meta(Path("mutants"))
 
 
 def test_read_meta_without_mutants_dir_says_run_mutmut(tmp_path: Path) -> None:
-    with pytest.raises(mc.InputError, match="mutmut run"):
-        mutation_run.read_meta(tmp_path / "mutants")
+    with pytest.raises(mutation_io.InputError, match="mutmut run"):
+        mutmut_export.read_meta(tmp_path / "mutants")
 
 
 def test_locate_maps_a_method_change_to_file_columns() -> None:
     source = "class C:\n    def f(self, a):\n        if a < 1:\n            return a\n        return 0\n"
     orig = "def f(self, a):\n    if a < 1:\n        return a\n    return 0"
     mutated = orig.replace("a < 1", "a <= 1")
-    where = mutation_run.locate("pkg.m.xǁCǁf__mutmut_1", "pkg/m.py", source, orig, mutated)
+    where = mutmut_export.locate("pkg.m.xǁCǁf__mutmut_1", "pkg/m.py", source, orig, mutated)
     line = source.splitlines()[where.line - 1]
     assert where.line == 3
     assert line[where.column - 1 : where.end_column - 1] == "<" == where.original
@@ -231,7 +243,7 @@ def test_bad_run_input_is_exit_2_before_any_mutant_is_made(
         made.append(args)
         return 0
 
-    monkeypatch.setattr(mutation_run, "_child", child)
+    monkeypatch.setattr(mutation_run, "run_child", child)
     assert mutation_run.main(argv) == 2
     assert says in capsys.readouterr().err
     assert made == []  # mutmut never started
@@ -253,4 +265,4 @@ def test_mutmut_output_into_a_log_keeps_each_lines_last_frame(
     raw: str, logged: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(_scripts.ROOT)
-    assert mutation_run.log_line(raw) == logged
+    assert mutmut_child.log_line(raw) == logged

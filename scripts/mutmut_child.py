@@ -1,0 +1,155 @@
+"""mutmut in a child process: starting it, logging its output, and the hooks the child sets before mutmut.
+
+The child is ``mutation_run.py`` itself (its private ``_mutmut`` and ``_generate`` commands), so the
+parent never imports pytest, the test suite or CUDA.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from mutation_io import InputError, read_toml
+
+RUN_SCRIPT = Path(__file__).resolve().with_name("mutation_run.py")
+IMPL_ENV = "GUARD_LIB_IMPL"
+OVERRIDE_ENV = "GUARD_LIB_MUTMUT_OVERRIDE"
+
+
+def run_child(args: list[str], override: Path | None) -> int:
+    """``mutation_run.py ARGS`` in a child that tests the Python reference, its output logged here."""
+    cmd = [sys.executable, str(RUN_SCRIPT), *args]
+    env = dict(os.environ)
+    # mutmut mutates the Python reference, so the tests must import it rather than the compiled core.
+    # guard_lib takes it by itself in mutmut's copy; by name here, so an exported GUARD_LIB_IMPL cannot
+    # turn a sharded or scoped run into one whose tests never reach a mutant.
+    env[IMPL_ENV] = "python"
+    if override is not None:
+        env[OVERRIDE_ENV] = str(override)
+    if sys.stdout.isatty():
+        return subprocess.run(cmd, env=env, check=False).returncode
+    # Into a log: mutmut's spinner frames would pile up on one line; keep each line's last frame.
+    # Bytes, split on "\n" only: text mode would turn every "\r" of a redrawn line into a line of its own.
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+        assert proc.stdout is not None
+        previous = None
+        for raw in proc.stdout:
+            cleaned = log_line(raw.decode("utf-8", errors="replace"))
+            if cleaned is not None and cleaned != previous:
+                print(cleaned, flush=True)
+            previous = cleaned
+    return proc.returncode
+
+
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def log_line(line: str) -> str | None:
+    """A line of mutmut's output as a log should hold it: the last frame of a line redrawn in place,
+    without its spinner; None for what a log does not need (a note about copying a file that is absent)."""
+    frame = line.rstrip("\n").split("\r")[-1].rstrip()
+    if frame[:1] in _SPINNER and frame[1:2] == " ":
+        frame = frame[2:]
+    words = frame.split()
+    if words[:2] == ["also", "copying"] and len(words) == 3 and not Path(words[2]).exists():
+        return None
+    return frame if frame.strip() else None
+
+
+def _install_override() -> None:
+    """Layer ``[tool.mutmut]`` of ``$GUARD_LIB_MUTMUT_OVERRIDE`` over pyproject's, before mutmut reads it.
+
+    mutmut 3.8 has no --config option or env var; it reads ./pyproject.toml once through
+    ``mutmut.configuration._config_reader``, so wrapping that reader is the narrowest hook.
+    """
+    path = os.environ.get(OVERRIDE_ENV)
+    if not path:
+        return
+    extra = read_toml(Path(path)).get("tool", {}).get("mutmut", {})
+    if not isinstance(extra, dict) or not extra:
+        raise InputError(f"{path}: has no [tool.mutmut] table to override with")
+    from mutmut import configuration
+
+    base_reader = configuration._config_reader
+
+    def reader() -> Any:
+        base = base_reader()
+
+        def lookup(key: str, default: Any) -> Any:
+            return extra[key] if key in extra else base(key, default)
+
+        return lookup
+
+    configuration._config_reader = reader
+    configuration.reset_config()
+
+
+def _run_fastest_tests_first_in_forkserver() -> None:
+    """Give the fork server's workers a mutant's tests fastest first, as mutmut's fork runner does.
+
+    mutmut 3.8's ``ForkRunner`` sorts a mutant's tests by their stats-pass duration before ``pytest -x``,
+    so the cheapest failing test kills the mutant; ``ForkServerRunner.submit`` passes them in set order
+    (random from run to run), so a mutant could first meet the hypothesis state machine, which shrinks a
+    failure for longer than mutmut's wall timeout: a "timeout" verdict, slower, and different from the
+    fork run's "killed". Sorting here (by duration, then name) restores the fork runner's order.
+    """
+    from mutmut.state import state
+    from mutmut.workers.isolation import ForkServerRunner
+
+    submit = ForkServerRunner.submit
+
+    def fastest_first(
+        self: ForkServerRunner, mutant_name: str, tests: list[str], cpu_time_limit: int, estimated_time: float
+    ) -> None:
+        durations = state().duration_by_test
+        ordered = sorted(tests, key=lambda test: (durations.get(test, 0.0), test))
+        submit(self, mutant_name, ordered, cpu_time_limit, estimated_time)
+
+    ForkServerRunner.submit = fastest_first  # type: ignore[method-assign]
+
+
+def _prepare_child_process() -> None:
+    # this script's directory must not shadow anything the tests import
+    script_dir = str(RUN_SCRIPT.parent)
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(script_dir)]
+    _install_override()
+    _run_fastest_tests_first_in_forkserver()
+
+
+def child_mutmut(argv: list[str]) -> int:
+    _prepare_child_process()
+    from mutmut.__main__ import cli
+
+    try:
+        cli.main(args=argv, prog_name="mutmut", standalone_mode=True)
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    return 0
+
+
+def child_generate(max_children: int) -> int:
+    """The mutant-generation prefix of ``mutmut run``: writes mutants/ and the .meta name lists.
+
+    It runs no test, so listing or sharding the mutants costs seconds; the later ``mutmut run``
+    finds the files up to date (mutmut compares mtimes) and keeps the same names.
+    """
+    _prepare_child_process()
+    # imported only after the override is installed; mutmut.__main__ also sets the fork start method
+    from mutmut.__main__ import create_mutants, store_lines_covered_by_tests
+    from mutmut.utils.file_utils import (
+        copy_also_copy_files,
+        copy_src_dir,
+        setup_source_paths,
+    )
+
+    Path("mutants").mkdir(exist_ok=True)
+    copy_src_dir()
+    copy_also_copy_files()
+    setup_source_paths()
+    store_lines_covered_by_tests()
+    stats = create_mutants(max_children)
+    print(f"generated mutants: {stats.mutated} files mutated, {stats.unmodified} unchanged")
+    return 0
