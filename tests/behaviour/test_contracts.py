@@ -446,3 +446,19 @@ def test_a_failed_restore_names_a_runtimes_own_code_by_the_runtime(caplog: pytes
     ]
     assert [type(code) for code in rt.named] == [Code]
     assert rt.peek_at_last_error() == (SUCCESS,)
+
+
+def test_a_failed_restore_names_the_device_owed_and_the_one_selected(
+    flavour: type[SimulatedRuntime], caplog: pytest.LogCaptureFixture
+) -> None:
+    rt = flavour(DEVICES)
+    SimulatedRuntime.set_device(rt, CALLER)
+    guard = DeviceGuard.create(TARGET, runtime=rt).unwrap()
+    rt.fail_next("set_device", LAUNCH_FAILURE)
+    with caplog.at_level("ERROR", logger="guard_lib"):
+        guard.close()
+    assert [record.getMessage() for record in caplog.records] == [
+        f"could not restore CUDA device {CALLER} after selecting device {TARGET}: cudaErrorLaunchFailure; "
+        f"this thread may still be on device {TARGET}"
+    ]
+    assert rt.peek_at_last_error() == (SUCCESS,)
