@@ -1843,11 +1843,13 @@ DELIBERATE_SHOWN: dict[str, list[Op]] = {
         op("check", h=0, how="value"),
     ],
     "traceback-frames-hold-no-locals": [
-        # A runtime's GuardError while the failed switch settles: create returns it in an Err, and the
-        # guard, still owing, is held only by the frames of that error's traceback.
+        # A runtime's GuardError each time the failed switch settles (the read of the first settling, the
+        # restore of the second): create returns it in an Err, and the guard, still owing, is held only by
+        # the frames of that error's traceback.
         op("new_runtime", kind="quirky"),
         op("fail_next", r=2, op="set_device", code=cuda_errors.LAUNCH_FAILURE, moves_to=1),
         op("arm", r=2, op="get_device", after=1, action=("raise", "guard")),
+        op("arm", r=2, op="set_device", after=1, action=("raise", "guard")),
         op("create", index="1", runtime=2, cls="DeviceGuard"),
     ],
     "unpacking-messages": [
