@@ -635,8 +635,8 @@ cdef class DeviceGuard(_Borrow):
         except GuardError as error:
             return _err(error)
         except BaseException:
-            # An interrupt that cut _enter's own settling short, or no memory left for the Ok: the caller
-            # never received the guard, so finish it here.
+            # _enter raised still owing (the runtime raised through both of its settlings), or no memory
+            # was left for the Ok: the caller never received the guard, so finish it here.
             guard._settle()
             raise
 
@@ -730,7 +730,8 @@ cdef object _on_device(object index, object runtime, object function):
                 if entered:
                     borrow._close()
         except BaseException:
-            # An interrupt that cut the borrow's own settling short: nobody else holds it, so finish here.
+            # _enter raised still owing (the runtime raised through both of its settlings): nobody else
+            # holds the borrow, so finish here.
             borrow._settle()
             raise
 

@@ -388,8 +388,8 @@ class device(_Borrow):
                     if entered:
                         borrow.close()
             except BaseException:
-                # Interrupted in _enter's settling or on the way into close(): nobody else holds this
-                # borrow, so pay it here.
+                # Interrupted on the way into close(), or _enter raised still owing (the runtime raised
+                # through both of its settlings): nobody else holds this borrow, so pay it here.
                 borrow._settle()
                 raise
 
