@@ -482,13 +482,19 @@ cdef class _Borrow:
         if index == original:
             self._owes = True
             return self
+        # As in the reference, a refusal's settling cut short by an interrupt is settled by the outer
+        # handler: nobody else can pay, since a with statement whose __enter__ raised never calls __exit__.
         try:
-            # The restore is owed from the request, not from the switch's success.
-            self._owes = True
-            (code,) = runtime.set_device(index)
-            if code:
-                raise _ref()._cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
-            return self
+            try:
+                # The restore is owed from the request, not from the switch's success.
+                self._owes = True
+                (code,) = runtime.set_device(index)
+                if code:
+                    raise _ref()._cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                return self
+            except BaseException:
+                self._settle()
+                raise
         except BaseException:
             self._settle()
             raise
@@ -507,11 +513,15 @@ cdef class _Borrow:
             return self
         cdef _set_device_f set_device = entry.set_device
         try:
-            with nogil:
-                code = set_device(c_index)
-            if code:
-                raise _ref()._cuda_error(entry.runtime, f"cannot select CUDA device {index}", index, code)
-            return self
+            try:
+                with nogil:
+                    code = set_device(c_index)
+                if code:
+                    raise _ref()._cuda_error(entry.runtime, f"cannot select CUDA device {index}", index, code)
+                return self
+            except BaseException:
+                self._settle()
+                raise
         except BaseException:
             self._settle()
             raise
@@ -519,14 +529,14 @@ cdef class _Borrow:
     cdef void _put_back(self) except *:
         cdef int code
         if self._entry is None:
-            _ref()._restore(self._runtime, self._original, self._current)
+            _ref()._restore(self._runtime, self._original, self._current, self._current)
             return
         cdef int original = self._c_original
         cdef _set_device_f set_device = self._entry.set_device
         with nogil:
             code = set_device(original)
         if code:
-            _ref()._restore_failed(self._entry.runtime, original, self._c_current, code)
+            _ref()._restore_failed(self._entry.runtime, original, self._c_current, self._c_current, code)
 
     cdef void _settle(self) except *:
         # Only on the owning thread: another thread's device is not this guard's to touch.
@@ -536,7 +546,7 @@ cdef class _Borrow:
         original = self._original_device()
         read, now = runtime.get_device()
         if read or now != original:
-            _ref()._restore(runtime, original, self._current_device())
+            _ref()._restore(runtime, original, self._current_device(), None if read else now)
         self._owes = False
 
     @property
@@ -625,8 +635,8 @@ cdef class DeviceGuard(_Borrow):
         except GuardError as error:
             return _err(error)
         except BaseException:
-            # An interrupt that cut _enter's own settling short, or no memory left for the Ok: the caller
-            # never received the guard, so finish it here.
+            # _enter raised still owing (the runtime raised through both of its settlings), or no memory
+            # was left for the Ok: the caller never received the guard, so finish it here.
             guard._settle()
             raise
 
@@ -720,7 +730,8 @@ cdef object _on_device(object index, object runtime, object function):
                 if entered:
                     borrow._close()
         except BaseException:
-            # An interrupt that cut the borrow's own settling short: nobody else holds it, so finish here.
+            # _enter raised still owing (the runtime raised through both of its settlings): nobody else
+            # holds the borrow, so finish here.
             borrow._settle()
             raise
 

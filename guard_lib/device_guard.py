@@ -64,22 +64,37 @@ def _cuda_error(runtime: DeviceRuntime, what: str, index: int, code: int) -> Gua
     return GuardError(message, device_index=index, code=int(code), code_name=name)
 
 
-def _restore(runtime: DeviceRuntime, original: int, selected: int) -> None:
+def _restore(runtime: DeviceRuntime, original: int, selected: int, found: int | None) -> None:
+    """Select ``original`` again after asking for ``selected``; the thread was last seen on ``found``
+    (None: its device could not be read)."""
     (code,) = runtime.set_device(original)
     if code:
-        _restore_failed(runtime, original, selected, code)
+        _restore_failed(runtime, original, selected, found, code)
 
 
-def _restore_failed(runtime: DeviceRuntime, original: int, selected: int, code: int) -> None:
+def _restore_failed(
+    runtime: DeviceRuntime, original: int, selected: int, found: int | None, code: int
+) -> None:
     # Like a refusal, a failed restore is reported here; the next backend must not trip over it.
     runtime.get_last_error()
+    # A failed switch can move the thread elsewhere than asked, so the log says where it was found; and
+    # an unreadable device must not cost the log, which is all the caller will learn of the failure.
+    if found is None:
+        logger.error(
+            "could not restore CUDA device %d after selecting device %d: %s; "
+            "the device this thread is on could not be read",
+            original,
+            selected,
+            runtime.error_name(code),
+        )
+        return
     logger.error(
         "could not restore CUDA device %d after selecting device %d: %s; "
         "this thread may still be on device %d",
         original,
         selected,
         runtime.error_name(code),
-        selected,
+        found,
     )
 
 
@@ -136,19 +151,27 @@ class _Borrow:
         if index == original:
             self._restored = False
             return self
+        # Nobody else can pay a debt left here: a with statement whose __enter__ raised never calls
+        # __exit__. So until the settling of a refusal has finished, a handler still to run settles: the
+        # outer one pays what an interrupt in the inner one (its start, or its settling) left unpaid.
+        # Settling looks where the thread is, so the second never repeats a restore the first made.
         try:
-            # The restore is owed from the request, not from the switch's success: a failed selection can
-            # still move the thread once an error is pending on the device.
-            self._restored = False
-            (code,) = runtime.set_device(index)
-            if code:
-                raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
-            return self
+            try:
+                # The restore is owed from the request, not from the switch's success: a failed
+                # selection can still move the thread once an error is pending on the device.
+                self._restored = False
+                (code,) = runtime.set_device(index)
+                if code:
+                    raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                return self
+            except BaseException:
+                # Refused, or interrupted before the caller could hold the debt: pay it here. Settling
+                # looks where the thread is rather than trusting the code, and puts back only a moved
+                # thread, which also keeps a refusal from creating a context on the caller's device
+                # (cudaSetDevice does that from CUDA 12 on).
+                self._settle()
+                raise
         except BaseException:
-            # Refused, or interrupted before the caller could hold the debt: pay it here. Settling looks
-            # where the thread is rather than trusting the code, and puts back only a moved thread, which
-            # also keeps a refusal from creating a context on the caller's device (cudaSetDevice does
-            # that from CUDA 12 on).
             self._settle()
             raise
 
@@ -162,7 +185,7 @@ class _Borrow:
         runtime = self._runtime
         read, now = runtime.get_device()
         if read or now != self._original:
-            _restore(runtime, self._original, self._current)
+            _restore(runtime, self._original, self._current, None if read else now)
         self._restored = True
 
     @property
@@ -190,7 +213,7 @@ class _Borrow:
                     device_index=self._current,
                 )
             if self._current != self._original:
-                _restore(self._runtime, self._original, self._current)
+                _restore(self._runtime, self._original, self._current, self._current)
             self._restored = True
         except BaseException:
             # Interrupted around the restore: finish it without repeating one that already happened.
@@ -365,8 +388,8 @@ class device(_Borrow):
                     if entered:
                         borrow.close()
             except BaseException:
-                # Interrupted in _enter's settling or on the way into close(): nobody else holds this
-                # borrow, so pay it here.
+                # Interrupted on the way into close(), or _enter raised still owing (the runtime raised
+                # through both of its settlings): nobody else holds this borrow, so pay it here.
                 borrow._settle()
                 raise
 

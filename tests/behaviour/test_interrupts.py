@@ -17,6 +17,7 @@ printed, never raised to the caller.
 
 from __future__ import annotations
 
+import ctypes
 import dis
 import functools
 import gc
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 import pytest
@@ -34,6 +35,8 @@ import pytest
 import guard_lib
 from guard_lib import CallerStreamGuard, DeviceGuard, Err, Ok, cuda_errors, device, get_caller_stream
 from guard_lib.runtime import SimulatedRuntime
+
+from .support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE
 
 _LIB = Path(guard_lib.__file__).resolve().parent
 _COMPILED = guard_lib.IMPLEMENTATION == "compiled"
@@ -66,8 +69,24 @@ def _interruptible(frame: FrameType) -> bool:
     return _in_the_library(frame.f_code.co_filename) and frame.f_code.co_name != "__del__"
 
 
+# The C entry points' callbacks stand for CUDA's C functions: nothing under them is interrupted (ctypes
+# would only print an exception raised there).
+_C_CALLBACKS: set[CodeType] = set()
+
+
+def _under_a_c_call(frame: FrameType) -> bool:
+    caller = frame.f_back
+    while caller is not None:
+        if caller.f_code in _C_CALLBACKS:
+            return True
+        caller = caller.f_back
+    return False
+
+
 _RETURNS = {dis.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST") if name in dis.opmap}
 _PRELUDE = {dis.opmap[name] for name in ("RESUME", "NOP", "COPY_FREE_VARS", "MAKE_CELL") if name in dis.opmap}
+# Inline caches (3.11 on) are slots of the instruction before them, never executed; 3.10 has none.
+_CACHE = dis.opmap.get("CACHE")
 
 
 def _at_the_boundary(frame: FrameType) -> bool:
@@ -84,8 +103,9 @@ def _at_the_boundary(frame: FrameType) -> bool:
     code, at = frame.f_code.co_code, frame.f_lasti
     if code[at] in _RETURNS:
         return True
-    return all(
-        code[offset] in _PRELUDE for offset in range(0, at + 1, 2) if code[offset] != dis.opmap["CACHE"]
+    # The first instruction is the entry: Python 3.10 has no RESUME to stand before the function's own.
+    return at == 0 or all(
+        code[offset] in _PRELUDE for offset in range(0, at + 1, 2) if code[offset] != _CACHE
     )
 
 
@@ -99,7 +119,7 @@ class Interrupter:
         self.fired = False
 
     def _global(self, frame: FrameType, event: str, arg: object) -> Any:
-        if event == "call" and _interruptible(frame):
+        if event == "call" and _interruptible(frame) and not _under_a_c_call(frame):
             # f_trace first: Python 3.12 switches opcode events on only for a frame that has a tracer
             frame.f_trace = self._local
             frame.f_trace_opcodes = True
@@ -148,6 +168,41 @@ class WatchedRuntime(SimulatedRuntime):
         return super().set_device(index)
 
 
+_capsule = ctypes.pythonapi.PyCapsule_New
+_capsule.restype = ctypes.py_object
+_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_GetDevice = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+_SetDevice = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+
+
+class WatchedEntryPointRuntime(WatchedRuntime):
+    """The watched runtime offering C entry points, as CudaRuntime does: the compiled core's C path."""
+
+    __slots__ = ("_c_get_device", "_c_set_device")
+
+    def __init__(self, device_count: int) -> None:
+        super().__init__(device_count)
+
+        def c_get_device(out: Any) -> int:
+            code, index = self.get_device()
+            if not code:
+                out[0] = index
+            return int(code)
+
+        def c_set_device(index: int) -> int:
+            return int(self.set_device(index)[0])
+
+        _C_CALLBACKS.update((c_get_device.__code__, c_set_device.__code__))
+        self._c_get_device = _GetDevice(c_get_device)
+        self._c_set_device = _SetDevice(c_set_device)
+
+    def c_entry_points(self) -> tuple[object, object]:
+        return (
+            _capsule(ctypes.cast(self._c_get_device, ctypes.c_void_p), GET_DEVICE_SIGNATURE, None),
+            _capsule(ctypes.cast(self._c_set_device, ctypes.c_void_p), SET_DEVICE_SIGNATURE, None),
+        )
+
+
 @dataclass
 class Held:
     """What the caller's code holds, in the order it got hold of it."""
@@ -189,13 +244,16 @@ def switch(rt: WatchedRuntime, hold: Held) -> None:
 
 
 def device_switch(rt: WatchedRuntime, hold: Held) -> None:
-    with hold(device(1, runtime=rt)):
-        pass
+    borrow = device(1, runtime=rt)
+    with borrow:
+        # Held only once entered: a with statement whose __enter__ raised never calls __exit__.
+        hold(borrow)
 
 
 def device_already_current(rt: WatchedRuntime, hold: Held) -> None:
-    with hold(device(0, runtime=rt)):
-        pass
+    borrow = device(0, runtime=rt)
+    with borrow:
+        hold(borrow)
 
 
 def failed_switch_that_moved(rt: WatchedRuntime, hold: Held) -> None:
@@ -209,8 +267,19 @@ def failed_switch_that_did_not_move(rt: WatchedRuntime, hold: Held) -> None:
 
 def device_failed_switch_that_moved(rt: WatchedRuntime, hold: Held) -> None:
     rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE, moves_to=1)
-    with pytest.raises(guard_lib.GuardError), hold(device(1, runtime=rt)):
-        pass
+    borrow = device(1, runtime=rt)
+    with pytest.raises(guard_lib.GuardError), borrow:
+        hold(borrow)
+        raise AssertionError("the body ran on a refused borrow")
+
+
+def device_failed_switch_and_failed_restore(rt: WatchedRuntime, hold: Held) -> None:
+    rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE, moves_to=1)
+    rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE)
+    borrow = device(1, runtime=rt)
+    with pytest.raises(guard_lib.GuardError), borrow:
+        hold(borrow)
+        raise AssertionError("the body ran on a refused borrow")
 
 
 def failed_switch_unreadable_after(rt: WatchedRuntime, hold: Held) -> None:
@@ -239,7 +308,9 @@ def take(rt: WatchedRuntime, hold: Held) -> None:
 def nested(rt: WatchedRuntime, hold: Held) -> None:
     outer = hold(hold(DeviceGuard.create(1, runtime=rt)).unwrap())
     with outer:
-        with hold(device(2, runtime=rt)):
+        borrow = device(2, runtime=rt)
+        with borrow:
+            hold(borrow)
             inner = hold(hold(DeviceGuard.create(3, runtime=rt)).unwrap())
             with inner:
                 pass
@@ -252,8 +323,18 @@ def switch_raises_after_effect(rt: WatchedRuntime, hold: Held) -> None:
 
 
 def restore_raises_after_effect(rt: WatchedRuntime, hold: Held) -> None:
-    with hold(device(1, runtime=rt)):
+    borrow = device(1, runtime=rt)
+    with borrow:
+        hold(borrow)
         rt.raise_next("set_device", KeyboardInterrupt("from the runtime"))
+
+
+def device_switch_raises_after_effect(rt: WatchedRuntime, hold: Held) -> None:
+    rt.raise_next("set_device", KeyboardInterrupt("from the runtime"))
+    borrow = device(1, runtime=rt)
+    with borrow:
+        hold(borrow)
+        raise AssertionError("the body ran after an interrupted enter")
 
 
 def read_raises(rt: WatchedRuntime, hold: Held) -> None:
@@ -324,11 +405,13 @@ SCENARIOS: dict[str, Scenario] = {
         failed_switch_that_moved,
         failed_switch_that_did_not_move,
         device_failed_switch_that_moved,
+        device_failed_switch_and_failed_restore,
         failed_switch_unreadable_after,
         failed_restore,
         take,
         nested,
         switch_raises_after_effect,
+        device_switch_raises_after_effect,
         restore_raises_after_effect,
         read_raises,
         stream_guard,
@@ -350,8 +433,8 @@ class Outcome:
     fired: bool
 
 
-def _run(scenario: Scenario, at: int) -> Outcome:
-    rt = WatchedRuntime(device_count=4)
+def _run(scenario: Scenario, at: int, runtime: type[WatchedRuntime] = WatchedRuntime) -> Outcome:
+    rt = runtime(device_count=4)
     hold = Held()
     # One asynchronous exception a run: once the tracer's lands, a raise the runtime still holds won't.
     interrupter = Interrupter(at, on_fire=rt.clear_faults)
@@ -420,21 +503,37 @@ def _collect_only_what_a_run_made() -> Iterator[None]:
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_an_interrupt_at_any_instruction_leaves_no_device_moved_that_nobody_owes(name: str) -> None:
+    _sweep(name, WatchedRuntime)
+
+
+# A C function returns a code and cannot raise: the scenarios whose runtime raises have no C path.
+_C_PATH_SCENARIOS = [name for name in SCENARIOS if "raises" not in name]
+
+
+@pytest.mark.parametrize("name", _C_PATH_SCENARIOS)
+def test_an_interrupt_on_the_c_path_leaves_no_device_moved_that_nobody_owes(name: str) -> None:
+    # The compiled core calls this runtime through its C entry points and settles through the protocol.
+    _sweep(name, WatchedEntryPointRuntime)
+
+
+def _sweep(name: str, runtime: type[WatchedRuntime]) -> None:
     scenario = SCENARIOS[name]
-    untraced = _run(scenario, at=-1)
+    untraced = _run(scenario, -1, runtime)
     # Python 3.12 switches opcode events on for a code object from its next call on: one traced run
     # first, so that every counted run sees the same instructions.
-    _run(scenario, at=0)
-    clean = _run(scenario, at=0)
+    _run(scenario, 0, runtime)
+    clean = _run(scenario, 0, runtime)
     assert (untraced.device, untraced.problems, untraced.owing) == (clean.device, clean.problems, clean.owing)
     assert clean.problems == []
     assert clean.repeated == []
     assert clean.owing == 0
     total = clean.instructions
-    assert total > 10, f"{name}: the tracer saw only {total} instructions in guard_lib"
+    # The compiled core's C path runs no Python where nothing fails: there may be nothing to interrupt.
+    c_path = _COMPILED and runtime is WatchedEntryPointRuntime
+    assert total > 10 or c_path, f"{name}: the tracer saw only {total} instructions in guard_lib"
     failures: list[str] = []
     for at in range(1, total + 1):
-        outcome = _run(scenario, at)
+        outcome = _run(scenario, at, runtime)
         if not outcome.fired:
             continue
         where = f"{name}: interrupt before instruction {at} of {total}"

@@ -604,7 +604,14 @@ def _describe_value(value: object, world: World | None, depth: int) -> object:  
             getattr(value, "__doc__", None),
             getattr(value, "__module__", None),
             _describe(value.__wrapped__, world, depth + 1),
-            tuple(sorted(k for k in getattr(value, "__dict__", {}) if k != "__wrapped__")),
+            # functools.wraps copies __type_params__ (Python 3.12 on): a Python function holds it in a slot
+            # of its own, a compiled one in its __dict__. Its value is what a caller sees.
+            _describe(getattr(value, "__type_params__", None), world, depth + 1),
+            tuple(
+                sorted(
+                    k for k in getattr(value, "__dict__", {}) if k not in ("__wrapped__", "__type_params__")
+                )
+            ),
         )
     if callable(value):
         return ("callable", type(value).__qualname__, getattr(value, "__qualname__", None))
@@ -1188,7 +1195,9 @@ REWRITES: dict[str, Callable[[object, object], tuple[object, object]]] = {
 assert set(REWRITES) <= set(DELIBERATE)
 
 _NONE = ("value", ("NoneType", "None"))
-_UNSET = re.compile(r"^'\w+' object has no attribute '_(original|current)'$")
+# Python 3.13 names the type by module and qualified name ('guard_lib.device_guard.device'), earlier
+# ones by its name alone.
+_UNSET = re.compile(r"^'[^']+' object has no attribute '_(original|current)'$")
 
 
 def _unset_attribute(oracle: Any, world: object) -> bool:
@@ -1846,11 +1855,13 @@ DELIBERATE_SHOWN: dict[str, list[Op]] = {
         op("check", h=0, how="value"),
     ],
     "traceback-frames-hold-no-locals": [
-        # A runtime's GuardError while the failed switch settles: create returns it in an Err, and the
-        # guard, still owing, is held only by the frames of that error's traceback.
+        # A runtime's GuardError each time the failed switch settles (the read of the first settling, the
+        # restore of the second): create returns it in an Err, and the guard, still owing, is held only by
+        # the frames of that error's traceback.
         op("new_runtime", kind="quirky"),
         op("fail_next", r=2, op="set_device", code=cuda_errors.LAUNCH_FAILURE, moves_to=1),
         op("arm", r=2, op="get_device", after=1, action=("raise", "guard")),
+        op("arm", r=2, op="set_device", after=1, action=("raise", "guard")),
         op("create", index="1", runtime=2, cls="DeviceGuard"),
     ],
     "unpacking-messages": [
