@@ -103,7 +103,9 @@ class _HalfRuntime:
 
 
 @pytest.mark.parametrize(
-    ("bad", "named"), [(3, "int"), (None, "NoneType"), (_HalfRuntime(), "_HalfRuntime")], ids=str
+    ("bad", "named"),
+    [(3, "int"), (None, "NoneType"), (_HalfRuntime(), "_HalfRuntime")],
+    ids=["int", "None", "half-runtime"],
 )
 def test_use_runtime_refuses_what_is_not_a_runtime_and_leaves_the_default_alone(
     flavour: type[SimulatedRuntime], bad: object, named: str
@@ -267,12 +269,8 @@ def _by_decorator(rt: SimulatedRuntime) -> object:
     return body()
 
 
-# A with block whose __enter__ raised has no __exit__ to pay what __enter__ could not; create and the
-# decorator hold the borrow around the switch and pay it.
-_SETTLING_CUT_SHORT = pytest.mark.xfail(
-    strict=True,
-    reason="a with block's __enter__ whose settling is cut short by the runtime leaves the thread moved",
-)
+# A with block whose __enter__ raised has no __exit__ to pay what __enter__ could not: __enter__ pays it,
+# settling once more where the first settling was cut short.
 HOW = [
     pytest.param(_by_create, id="create"),
     pytest.param(_by_decorator, id="decorator"),
@@ -289,15 +287,7 @@ def test_a_runtime_that_raises_what_is_not_a_guard_error_gets_it_back_and_the_ca
 
 
 @pytest.mark.parametrize("raised", list(EXCEPTIONS))
-@pytest.mark.parametrize(
-    "scenario",
-    [
-        pytest.param(
-            name, marks=[_SETTLING_CUT_SHORT] if name in {"settling-read", "restore-before-effect"} else []
-        )
-        for name in SCENARIOS
-    ],
-)
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_a_with_block_on_a_runtime_that_raises_gets_it_back_and_the_callers_device(
     flavour: type[SimulatedRuntime], scenario: str, raised: str
 ) -> None:
