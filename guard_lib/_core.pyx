@@ -16,6 +16,7 @@ from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetName, PyCapsul
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject, PyTypeObject
+from cpython.weakref cimport PyWeakref_GET_OBJECT, PyWeakref_NewRef
 from libc.string cimport strcmp
 
 import functools
@@ -61,13 +62,9 @@ cdef extern from *:
                                                    PyObject *kwnames) {
         return guard_lib_generic_device_call(type, args, nargsf, kwnames);
     }
-    /* What PyThread_get_thread_ident returns, without its call, where threads are POSIX threads. */
-    #if defined(_POSIX_THREADS) && !defined(_WIN32)
-    #include <pthread.h>
-    #define guard_lib_thread_ident() ((unsigned long)pthread_self())
-    #else
-    #define guard_lib_thread_ident() PyThread_get_thread_ident()
-    #endif
+    /* The calling thread's token: its thread state's id, which the interpreter never hands out twice, where
+       a thread's id is reused as soon as the thread ends. */
+    #define guard_lib_thread_token() ((unsigned long long)PyThreadState_GetID(PyThreadState_Get()))
     """
     PyObject *_type_dict "guard_lib_type_dict"(PyTypeObject *type)
     void _set_vectorcall "guard_lib_set_vectorcall"(PyTypeObject *type, Py_ssize_t offset)
@@ -77,15 +74,79 @@ cdef extern from *:
     object _call_device_generic "guard_lib_call_device_generic"(
         object type, PyObject **args, size_t nargsf, PyObject *kwnames
     )
-    unsigned long _thread_ident "guard_lib_thread_ident"() nogil
+    unsigned long long _thread_token "guard_lib_thread_token"()
+
+
+cdef extern from *:
+    """
+    /* What obj.name is bound to, as the generic attribute lookup finds it, read without running any Python:
+       a pointer to compare, not to use (the object or class still holds it). NULL, with no error set, where
+       it cannot be known so (a class with an attribute lookup of its own, a data descriptor other than a
+       slot) or where there is none. */
+    static PyObject *guard_lib_binding(PyObject *obj, PyObject *name) {
+        PyTypeObject *type = Py_TYPE(obj);
+        if (type->tp_getattro != PyObject_GenericGetAttr) return NULL;
+        PyObject *found = _PyType_Lookup(type, name);
+        if (found != NULL && Py_TYPE(found)->tp_descr_set != NULL) {
+            if (!Py_IS_TYPE(found, &PyMemberDescr_Type)) return NULL;
+            PyObject *value = Py_TYPE(found)->tp_descr_get(found, obj, (PyObject *)type);
+            if (value == NULL) { PyErr_Clear(); return NULL; }
+            Py_DECREF(value);
+            return value;
+        }
+        if (type->tp_dictoffset != 0) {
+            PyObject *dict = PyObject_GenericGetDict(obj, NULL);
+            if (dict == NULL) { PyErr_Clear(); return NULL; }
+            PyObject *value = PyDict_GetItemWithError(dict, name);
+            Py_DECREF(dict);
+            if (value != NULL) return value;
+            if (PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+        }
+        return found;
+    }
+    """
+    PyObject *_binding "guard_lib_binding"(object obj, object name)
 
 
 cdef class _Entry:
-    """One runtime's C entry points, looked up once and kept while the same runtime comes back."""
+    """One runtime's C entry points, and what its get_device and set_device were when it offered them."""
 
+    # Weak, so that the cache keeps no runtime alive; the borrows hold their runtime themselves.
     cdef object runtime
+    # What get_device and set_device were bound to: weakly where they allow it, as one of them may hold
+    # the runtime.
+    cdef object bound_get
+    cdef object bound_set
+    cdef bint weak_get
+    cdef bint weak_set
     cdef _get_device_f get_device
     cdef _set_device_f set_device
+
+
+cdef inline bint _same(object held, bint weak, PyObject *now):
+    if now == NULL:
+        return False
+    if weak:
+        return PyWeakref_GET_OBJECT(held) == now
+    return <PyObject *>held == now
+
+
+cdef inline bint _still_offered(_Entry entry, object runtime):
+    # The entry points stand for get_device and set_device only while those are the ones they stood for
+    # when offered: a runtime whose methods were replaced since is called through them.
+    return _same(entry.bound_get, entry.weak_get, _binding(runtime, "get_device")) and _same(
+        entry.bound_set, entry.weak_set, _binding(runtime, "set_device")
+    )
+
+
+cdef object _held(PyObject *bound, bint *weak):
+    try:
+        held = PyWeakref_NewRef(<object>bound, None)
+        weak[0] = True
+    except TypeError:
+        held = <object>bound
+        weak[0] = False
+    return held
 
 
 cdef object _reference = None
@@ -126,7 +187,8 @@ cdef extern from *:
 
 
 cdef unsigned long long _seen_version = 0
-cdef object _seen_default = None
+# Borrowed, not held: while the dictionary's version stands, the dictionary holds it.
+cdef PyObject *_seen_default = NULL
 
 
 cdef inline object _default_runtime():
@@ -134,16 +196,21 @@ cdef inline object _default_runtime():
     # dictionary's version is the one last seen, nothing in it changed, so the default read then stands.
     global _seen_version, _seen_default
     cdef unsigned long long version = _dict_version(_runtime_globals)
-    if _DICT_VERSIONED and version == _seen_version:
-        return _seen_default
+    if _DICT_VERSIONED and version == _seen_version and _seen_default != NULL:
+        return <object>_seen_default
     cdef PyObject *found = PyDict_GetItemWithError(_runtime_globals, "_default")
-    _seen_default = None if found == NULL else <object>found
+    _seen_default = found
     _seen_version = version
-    return _seen_default
+    return None if found == NULL else <object>found
 
 
+# The last runtime that offered usable entry points, looked up again only when another comes.
 cdef _Entry _last_entry = None
-cdef object _last_plain = None
+# The last runtime called through the Python protocol, by address and type alone, so that nothing keeps
+# it alive: another runtime that later takes its address, of the same type, is called through the Python
+# protocol too, which is always right.
+cdef size_t _last_plain = 0
+cdef object _last_plain_type = None
 
 
 cdef void *_pointer(object capsule, const char *signature) except? NULL:
@@ -157,30 +224,47 @@ cdef void *_pointer(object capsule, const char *signature) except? NULL:
 
 
 cdef inline _Entry _entry_of(object runtime):
-    """The C entry points ``runtime`` offers, or None when it has none and is called from Python."""
-    if _last_entry is not None and _last_entry.runtime is runtime:
-        return _last_entry
-    return _look_up_entry(runtime)
+    """The C entry points ``runtime`` offers, or None when it is called from Python."""
+    cdef _Entry entry = _last_entry
+    if entry is None or PyWeakref_GET_OBJECT(entry.runtime) != <PyObject *>runtime:
+        if <size_t><PyObject *>runtime == _last_plain and type(runtime) is _last_plain_type:
+            return None
+        entry = _look_up_entry(runtime)
+        if entry is None:
+            return None
+    return entry if _still_offered(entry, runtime) else None
 
 
 cdef _Entry _look_up_entry(object runtime):
-    global _last_entry, _last_plain
-    if runtime is _last_plain:
-        return None
-    offer = getattr(runtime, "c_entry_points", None)
-    capsules = offer() if offer is not None else None
+    global _last_entry, _last_plain, _last_plain_type
     cdef void *get_device = NULL
     cdef void *set_device = NULL
-    if capsules is not None:
-        get_device = _pointer(capsules[0], _GET_SIGNATURE)
-        set_device = _pointer(capsules[1], _SET_SIGNATURE)
-    if get_device == NULL or set_device == NULL:
-        _last_plain = runtime
+    try:
+        capsules = runtime.c_entry_points()
+        if capsules is not None:
+            get_device = _pointer(capsules[0], _GET_SIGNATURE)
+            set_device = _pointer(capsules[1], _SET_SIGNATURE)
+    except BaseException:
+        # The reference never asks: an offer that cannot be read, or raises, is as none, and no borrow
+        # may fail for it.
+        get_device = set_device = NULL
+    cdef PyObject *bound_get = _binding(runtime, "get_device")
+    cdef PyObject *bound_set = _binding(runtime, "set_device")
+    if get_device == NULL or set_device == NULL or bound_get == NULL or bound_set == NULL:
+        _last_plain = <size_t><PyObject *>runtime
+        _last_plain_type = type(runtime)
         return None
     entry = _Entry()
-    entry.runtime = runtime
+    entry.bound_get = _held(bound_get, &entry.weak_get)
+    entry.bound_set = _held(bound_set, &entry.weak_set)
     entry.get_device = <_get_device_f>get_device
     entry.set_device = <_set_device_f>set_device
+    try:
+        entry.runtime = PyWeakref_NewRef(runtime, None)
+    except TypeError:
+        # No weak reference to it: its entry serves this borrow only, and the next looks it up again.
+        entry.runtime = None
+        return entry
     _last_entry = entry
     return entry
 
@@ -412,15 +496,15 @@ cdef class _Borrow:
 
     cdef object _index
     cdef object _requested_runtime
-    # On the path through the Python protocol: the runtime and the two devices as Python values.
     cdef object _runtime
+    # On the path through the Python protocol: the two devices as Python values.
     cdef object _original
     cdef object _current
-    # On the C path (_entry set), the two devices as C values alone, and the runtime is the entry's: making
-    # Python objects of them on every borrow would cost more than the borrow's own calls.
+    # On the C path (_entry set), the two devices as C values alone: making Python objects of them on every
+    # borrow would cost more than the borrow's own calls.
     cdef int _c_original
     cdef int _c_current
-    cdef unsigned long _thread
+    cdef unsigned long long _thread
     # Zero, as every new object's fields are, means nothing is owed: no set-up is needed to be safe.
     cdef bint _owes
     cdef _Entry _entry
@@ -430,7 +514,7 @@ cdef class _Borrow:
         return not self._owes
 
     cdef object _runtime_used(self):
-        return self._runtime if self._entry is None else self._entry.runtime
+        return self._runtime
 
     cdef object _original_device(self):
         return self._original if self._entry is None else self._c_original
@@ -470,15 +554,15 @@ cdef class _Borrow:
                 runtime = _get_runtime()
         entry = _entry_of(runtime)
         if entry is not None and fits and c_index <= _INT_MAX:
-            return self._enter_c(entry, <int>c_index, index)
-        self._entry = None
+            return self._enter_c(runtime, entry, <int>c_index, index)
         code, original = runtime.get_device()
         if code:
             raise _ref()._cuda_error(runtime, "cannot read the current CUDA device", index, code)
+        self._entry = None
         self._runtime = runtime
         self._original = original
         self._current = index
-        self._thread = _thread_ident()
+        self._thread = _thread_token()
         if index == original:
             self._owes = True
             return self
@@ -493,15 +577,16 @@ cdef class _Borrow:
             self._settle()
             raise
 
-    cdef object _enter_c(self, _Entry entry, int c_index, object index):
+    cdef object _enter_c(self, object runtime, _Entry entry, int c_index, object index):
         cdef int original = 0
         cdef int code = entry.get_device(&original)
         if code:
-            raise _ref()._cuda_error(entry.runtime, "cannot read the current CUDA device", index, code)
+            raise _ref()._cuda_error(runtime, "cannot read the current CUDA device", index, code)
         self._entry = entry
+        self._runtime = runtime
         self._c_original = original
         self._c_current = c_index
-        self._thread = _thread_ident()
+        self._thread = _thread_token()
         self._owes = True
         if c_index == original:
             return self
@@ -510,7 +595,7 @@ cdef class _Borrow:
             with nogil:
                 code = set_device(c_index)
             if code:
-                raise _ref()._cuda_error(entry.runtime, f"cannot select CUDA device {index}", index, code)
+                raise _ref()._cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
             return self
         except BaseException:
             self._settle()
@@ -522,15 +607,18 @@ cdef class _Borrow:
             _ref()._restore(self._runtime, self._original, self._current)
             return
         cdef int original = self._c_original
+        if not _still_offered(self._entry, self._runtime):
+            _ref()._restore(self._runtime, original, self._c_current)
+            return
         cdef _set_device_f set_device = self._entry.set_device
         with nogil:
             code = set_device(original)
         if code:
-            _ref()._restore_failed(self._entry.runtime, original, self._c_current, code)
+            _ref()._restore_failed(self._runtime, original, self._c_current, code)
 
     cdef void _settle(self) except *:
         # Only on the owning thread: another thread's device is not this guard's to touch.
-        if not self._owes or self._thread != _thread_ident():
+        if not self._owes or self._thread != _thread_token():
             return
         runtime = self._runtime_used()
         original = self._original_device()
@@ -552,7 +640,7 @@ cdef class _Borrow:
     cdef int _close(self) except -1:
         if not self._owes:
             return 0
-        cdef bint home = self._thread == _thread_ident()
+        cdef bint home = self._thread == _thread_token()
         # On its own thread, a C-path borrow of the device already current has nothing to undo and nothing
         # that can fail: its debt ends here, outside the handler the other cases need.
         if home and self._entry is not None and self._c_current == self._c_original:
@@ -638,7 +726,7 @@ cdef class DeviceGuard(_Borrow):
                 "taken",
                 device_index=self._current_device(),
             )
-        if self._thread != _thread_ident():
+        if self._thread != _thread_token():
             raise GuardError(
                 f"cannot take over a DeviceGuard for CUDA device {self._current_device()} from another thread: "
                 "only the thread that created it can restore its device",

@@ -121,9 +121,6 @@ KNOWN_BUGS: frozenset[str] = frozenset(
         # A call with arguments a method does not take: the core's TypeError names another function, or
         # words the refusal differently.
         "argument-error-messages",
-        # c_entry_points() that answers something other than None or a pair (5, a one-element tuple, a
-        # generator), or that raises, or is not callable: the reference never asks; the core raises.
-        "malformed-entry-offers",
         # A subclass of DeviceGuard that defines __new__ (to refuse direct construction, as DeviceGuard
         # itself does): the reference's create never calls it, the core's calls it.
         "create-calls-subclass-new",
