@@ -79,19 +79,34 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* What obj.name is bound to, as the generic attribute lookup finds it, read without running any Python:
-       a pointer to compare, not to use (the object or class still holds it). NULL, with no error set, where
-       it cannot be known so (a class with an attribute lookup of its own, a data descriptor other than a
-       slot) or where there is none. */
-    static PyObject *guard_lib_binding(PyObject *obj, PyObject *name) {
+    /* How obj.name is bound, as the generic attribute lookup finds it, read without running any Python.
+       guard_lib_binding answers what it is bound to: a pointer to compare, not to use (the object or its
+       class still holds it); NULL, with no error set, where it cannot be known so (a class with an
+       attribute lookup of its own, a data descriptor other than a slot) or where there is none. `kind`
+       says where it was found, and `offset` where a slot is. */
+    #include <structmember.h>
+    #define GUARD_LIB_UNKNOWN 0
+    #define GUARD_LIB_CLASS 1   /* on the class, and the object has no dictionary to shadow it */
+    #define GUARD_LIB_SLOT 2    /* in a slot of the object, at `offset` */
+    #define GUARD_LIB_DICT 3    /* in the object's dictionary, or on the class with one to shadow it */
+    #ifdef Py_T_OBJECT_EX
+    #define GUARD_LIB_T_OBJECT_EX Py_T_OBJECT_EX
+    #else
+    #define GUARD_LIB_T_OBJECT_EX 16  /* T_OBJECT_EX, a slot's member type */
+    #endif
+    static PyObject *guard_lib_binding(PyObject *obj, PyObject *name, int *kind, Py_ssize_t *offset) {
         PyTypeObject *type = Py_TYPE(obj);
+        *kind = GUARD_LIB_UNKNOWN;
         if (type->tp_getattro != PyObject_GenericGetAttr) return NULL;
         PyObject *found = _PyType_Lookup(type, name);
         if (found != NULL && Py_TYPE(found)->tp_descr_set != NULL) {
             if (!Py_IS_TYPE(found, &PyMemberDescr_Type)) return NULL;
-            PyObject *value = Py_TYPE(found)->tp_descr_get(found, obj, (PyObject *)type);
-            if (value == NULL) { PyErr_Clear(); return NULL; }
-            Py_DECREF(value);
+            PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+            if (member->type != GUARD_LIB_T_OBJECT_EX) return NULL;
+            PyObject *value = *(PyObject **)((char *)obj + member->offset);
+            if (value == NULL) return NULL;
+            *kind = GUARD_LIB_SLOT;
+            *offset = member->offset;
             return value;
         }
         if (type->tp_dictoffset != 0) {
@@ -99,13 +114,32 @@ cdef extern from *:
             if (dict == NULL) { PyErr_Clear(); return NULL; }
             PyObject *value = PyDict_GetItemWithError(dict, name);
             Py_DECREF(dict);
-            if (value != NULL) return value;
-            if (PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+            if (value == NULL && PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+            *kind = GUARD_LIB_DICT;
+            return value != NULL ? value : found;
         }
+        if (found != NULL) *kind = GUARD_LIB_CLASS;
         return found;
     }
+    /* The version of a type's attributes: it changes whenever one of them, or one of its bases', does.
+       0 where none is assigned. */
+    static unsigned int guard_lib_type_version(PyObject *obj) {
+        PyTypeObject *type = Py_TYPE(obj);
+    #if PY_VERSION_HEX < 0x030C0000
+        if (!PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
+    #endif
+        return type->tp_version_tag;
+    }
+    static PyObject *guard_lib_slot(PyObject *obj, Py_ssize_t offset) {
+        return *(PyObject **)((char *)obj + offset);
+    }
     """
-    PyObject *_binding "guard_lib_binding"(object obj, object name)
+    int _UNKNOWN "GUARD_LIB_UNKNOWN"
+    int _CLASS "GUARD_LIB_CLASS"
+    int _SLOT "GUARD_LIB_SLOT"
+    PyObject *_binding "guard_lib_binding"(object obj, object name, int *kind, Py_ssize_t *offset)
+    unsigned int _type_version "guard_lib_type_version"(object obj)
+    PyObject *_slot "guard_lib_slot"(object obj, Py_ssize_t offset)
 
 
 cdef class _Entry:
@@ -119,11 +153,18 @@ cdef class _Entry:
     cdef object bound_set
     cdef bint weak_get
     cdef bint weak_set
+    # Where they were found, and the version of the runtime's type then: while it stands, a method found
+    # on the class is still the one found, and one in a slot is read from the slot alone.
+    cdef unsigned int type_version
+    cdef int kind_get
+    cdef int kind_set
+    cdef Py_ssize_t offset_get
+    cdef Py_ssize_t offset_set
     cdef _get_device_f get_device
     cdef _set_device_f set_device
 
 
-cdef inline bint _same(object held, bint weak, PyObject *now):
+cdef inline bint _same(object held, bint weak, PyObject *now) noexcept:
     if now == NULL:
         return False
     if weak:
@@ -131,12 +172,33 @@ cdef inline bint _same(object held, bint weak, PyObject *now):
     return <PyObject *>held == now
 
 
-cdef inline bint _still_offered(_Entry entry, object runtime):
+cdef inline bint _still_offered(_Entry entry, object runtime) noexcept:
     # The entry points stand for get_device and set_device only while those are the ones they stood for
     # when offered: a runtime whose methods were replaced since is called through them.
-    return _same(entry.bound_get, entry.weak_get, _binding(runtime, "get_device")) and _same(
-        entry.bound_set, entry.weak_set, _binding(runtime, "set_device")
-    )
+    cdef unsigned int version = _type_version(runtime)
+    if version != 0 and version == entry.type_version:
+        if entry.kind_get == _SLOT and entry.kind_set == _SLOT:
+            return _same(entry.bound_get, entry.weak_get, _slot(runtime, entry.offset_get)) and _same(
+                entry.bound_set, entry.weak_set, _slot(runtime, entry.offset_set)
+            )
+        if entry.kind_get == _CLASS and entry.kind_set == _CLASS:
+            return True
+    return _look_again(entry, runtime)
+
+
+cdef bint _look_again(_Entry entry, object runtime) noexcept:
+    cdef int kind_get = _UNKNOWN
+    cdef int kind_set = _UNKNOWN
+    cdef Py_ssize_t offset_get = 0
+    cdef Py_ssize_t offset_set = 0
+    if not _same(entry.bound_get, entry.weak_get, _binding(runtime, "get_device", &kind_get, &offset_get)):
+        return False
+    if not _same(entry.bound_set, entry.weak_set, _binding(runtime, "set_device", &kind_set, &offset_set)):
+        return False
+    entry.kind_get, entry.offset_get = kind_get, offset_get
+    entry.kind_set, entry.offset_set = kind_set, offset_set
+    entry.type_version = _type_version(runtime)
+    return True
 
 
 cdef object _held(PyObject *bound, bint *weak):
@@ -248,8 +310,12 @@ cdef _Entry _look_up_entry(object runtime):
         # The reference never asks: an offer that cannot be read, or raises, is as none, and no borrow
         # may fail for it.
         get_device = set_device = NULL
-    cdef PyObject *bound_get = _binding(runtime, "get_device")
-    cdef PyObject *bound_set = _binding(runtime, "set_device")
+    cdef int kind_get = _UNKNOWN
+    cdef int kind_set = _UNKNOWN
+    cdef Py_ssize_t offset_get = 0
+    cdef Py_ssize_t offset_set = 0
+    cdef PyObject *bound_get = _binding(runtime, "get_device", &kind_get, &offset_get)
+    cdef PyObject *bound_set = _binding(runtime, "set_device", &kind_set, &offset_set)
     if get_device == NULL or set_device == NULL or bound_get == NULL or bound_set == NULL:
         _last_plain = <size_t><PyObject *>runtime
         _last_plain_type = type(runtime)
@@ -257,6 +323,9 @@ cdef _Entry _look_up_entry(object runtime):
     entry = _Entry()
     entry.bound_get = _held(bound_get, &entry.weak_get)
     entry.bound_set = _held(bound_set, &entry.weak_set)
+    entry.kind_get, entry.offset_get = kind_get, offset_get
+    entry.kind_set, entry.offset_set = kind_set, offset_set
+    entry.type_version = _type_version(runtime)
     entry.get_device = <_get_device_f>get_device
     entry.set_device = <_set_device_f>set_device
     try:
