@@ -62,6 +62,25 @@ cdef extern from *:
                                                    PyObject *kwnames) {
         return guard_lib_generic_device_call(type, args, nargsf, kwnames);
     }
+    /* DeviceGuard.__new__ refuses, as the reference's does; create and take make guards by the type's own
+       allocation, kept here. */
+    static newfunc guard_lib_guard_new = NULL;
+    static PyObject *guard_lib_refuse_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+        (void)type; (void)args; (void)kwds;
+        PyErr_SetString(PyExc_TypeError, "DeviceGuard cannot be constructed directly: use DeviceGuard.create(index)");
+        return NULL;
+    }
+    static void guard_lib_take_over_guard_new(PyTypeObject *type) {
+        guard_lib_guard_new = type->tp_new;
+        type->tp_new = guard_lib_refuse_new;
+    }
+    static PyObject *guard_lib_make_guard(PyObject *type) {
+        PyObject *none = PyTuple_New(0);
+        if (none == NULL) return NULL;
+        PyObject *made = guard_lib_guard_new((PyTypeObject *)type, none, NULL);
+        Py_DECREF(none);
+        return made;
+    }
     /* The calling thread's token: its thread state's id, which the interpreter never hands out twice, where
        a thread's id is reused as soon as the thread ends. */
     #define guard_lib_thread_token() ((unsigned long long)PyThreadState_GetID(PyThreadState_Get()))
@@ -75,6 +94,8 @@ cdef extern from *:
         object type, PyObject **args, size_t nargsf, PyObject *kwnames
     )
     unsigned long long _thread_token "guard_lib_thread_token"()
+    void _take_over_guard_new "guard_lib_take_over_guard_new"(PyTypeObject *type)
+    object _make_guard "guard_lib_make_guard"(object type)
 
 
 cdef extern from *:
@@ -577,9 +598,24 @@ cdef class _Borrow:
     # Zero, as every new object's fields are, means nothing is owed: no set-up is needed to be safe.
     cdef bint _owes
     cdef _Entry _entry
+    # Set by what makes a borrow (create, take, device.__init__): a subclass's __init__ that never calls
+    # device.__init__ leaves a borrow that the reference cannot enter or close either.
+    cdef bint _made
+
+    cdef int _refuse_unmade(self, str field="_restored") except -1:
+        if not self._made:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{field}'", name=field, obj=self)
+        return 0
+
+    cdef int _refuse_unread(self, str field) except -1:
+        # As the reference's unset slot: nothing was read before the first selection.
+        if self._runtime is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{field}'", name=field, obj=self)
+        return 0
 
     @property
     def _restored(self):
+        self._refuse_unmade()
         return not self._owes
 
     cdef object _runtime_used(self):
@@ -592,6 +628,8 @@ cdef class _Borrow:
         return self._current if self._entry is None else self._c_current
 
     cdef object _enter(self):
+        if not self._made:
+            self._refuse_unmade()
         if self._owes:
             raise GuardError(
                 f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
@@ -699,15 +737,23 @@ cdef class _Borrow:
     @property
     def original_device(self):
         """The device that was current before the selection, which ``close`` restores."""
+        self._refuse_unread("_original")
         return self._original_device()
 
     @property
     def current_device(self):
         """The device that was selected."""
+        self._refuse_unread("_current")
         return self._current_device()
 
     cdef int _close(self) except -1:
         if not self._owes:
+            if not self._made:
+                try:
+                    self._refuse_unmade()
+                except BaseException:
+                    # As the reference's settling, which trips over the same missing field.
+                    self._refuse_unmade()
             return 0
         cdef bint home = self._thread == _thread_token()
         # On its own thread, a C-path borrow of the device already current has nothing to undo and nothing
@@ -769,11 +815,9 @@ cdef class DeviceGuard(_Borrow):
 
         Never raises for a CUDA failure or a refused index: those come back as ``Err(GuardError)``.
         """
-        cdef DeviceGuard guard
-        if cls is DeviceGuard:
-            guard = DeviceGuard.__new__(DeviceGuard)
-        else:
-            guard = cls.__new__(cls)
+        # Made as the reference's object.__new__(cls) makes it: no subclass's __new__ is asked.
+        cdef DeviceGuard guard = <DeviceGuard>_make_guard(cls)
+        guard._made = True
         guard._index = device_index
         guard._requested_runtime = runtime
         try:
@@ -801,7 +845,8 @@ cdef class DeviceGuard(_Borrow):
                 "only the thread that created it can restore its device",
                 device_index=self._current_device(),
             )
-        cdef DeviceGuard taker = DeviceGuard.__new__(DeviceGuard)
+        cdef DeviceGuard taker = <DeviceGuard>_make_guard(DeviceGuard)
+        taker._made = True
         taker._runtime = self._runtime
         taker._entry = self._entry
         taker._original = self._original
@@ -853,11 +898,13 @@ cdef class device(_Borrow):
         self._index = device_index
         self._requested_runtime = runtime
         self._owes = False
+        self._made = True
 
     def __enter__(self):
         return self._enter()
 
     def __call__(self, function):
+        self._refuse_unmade("_index")
         _ref()._refuse_undecoratable(self._index, function)
         return functools.wraps(function)(_on_device(self._index, self._requested_runtime, function))
 
@@ -901,6 +948,7 @@ cdef object _make_device(object cls, PyObject **args, size_t nargsf, PyObject *k
     if kwnames == NULL and PyVectorcall_NARGS(nargsf) == 1 and cls is device:
         borrow = device.__new__(device)
         borrow._index = <object>args[0]
+        borrow._made = True
         return borrow
     return _call_device_generic(cls, args, nargsf, kwnames)
 
@@ -913,6 +961,7 @@ cdef int _install_fast_methods() except -1:
     _install(device, "__enter__", "__enter__", <_vectorcall_f>_enter_device)
     _install(DeviceGuard, "__enter__", "__enter__", <_vectorcall_f>_enter_guard)
     _take_over_device_call(<PyTypeObject *>device, <void *>_make_device)
+    _take_over_guard_new(<PyTypeObject *>DeviceGuard)
     return 0
 
 

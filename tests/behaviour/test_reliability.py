@@ -281,3 +281,55 @@ def test_a_guard_left_by_a_finished_thread_refuses_the_thread_that_reuses_its_id
 def _collect_after() -> Any:
     yield
     gc.collect()
+
+
+# --- small differences between the implementations --------------------------------------------------------
+
+
+@pytest.mark.parametrize("attribute", ["original_device", "current_device"])
+def test_a_device_never_entered_has_no_devices_to_read(attribute: str) -> None:
+    borrow = device(1, runtime=SimulatedRuntime(2))
+    field = "_original" if attribute == "original_device" else "_current"
+    with pytest.raises(AttributeError, match=f"^'device' object has no attribute '{field}'$"):
+        getattr(borrow, attribute)
+
+
+def test_a_guard_cannot_be_made_by_its_new() -> None:
+    with pytest.raises(TypeError, match=r"^DeviceGuard cannot be constructed directly: use DeviceGuard\.create"):
+        DeviceGuard.__new__(DeviceGuard)
+
+
+class _Forbidding(DeviceGuard):
+    """Refuses direct construction, as DeviceGuard itself does."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: object, **kwargs: object) -> Any:
+        raise TypeError("made by create()")
+
+
+def test_create_makes_a_subclass_without_asking_its_new() -> None:
+    sim = SimulatedRuntime(2)
+    guard = _Forbidding.create(1, runtime=sim).unwrap()
+    assert type(guard) is _Forbidding
+    assert current(sim) == 1
+    guard.close()
+    assert current(sim) == 0
+
+
+class _Bare(device):
+    """Forgets to call device.__init__."""
+
+    def __init__(self, device_index: object) -> None:
+        self.index = device_index
+
+
+def test_a_device_whose_init_never_ran_can_be_neither_entered_nor_closed() -> None:
+    borrow = _Bare(1)
+    missing = "^'_Bare' object has no attribute '_restored'$"
+    with pytest.raises(AttributeError, match=missing):
+        borrow.__enter__()
+    with pytest.raises(AttributeError, match=missing):
+        borrow.close()
+    with pytest.raises(AttributeError, match="^'_Bare' object has no attribute '_index'$"):
+        borrow(len)
