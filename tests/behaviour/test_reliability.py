@@ -78,7 +78,7 @@ class _Open(EntryPointRuntime):
 class _Slotted(EntryPointRuntime):
     """Holds get_device and set_device in slots of its own, as CudaRuntime does."""
 
-    __slots__ = ("get_device", "set_device")  # type: ignore[misc]
+    __slots__ = ("get_device", "set_device")
 
     def __init__(self, device_count: int) -> None:
         super().__init__(device_count)
@@ -295,7 +295,8 @@ def test_a_device_never_entered_has_no_devices_to_read(attribute: str) -> None:
 
 
 def test_a_guard_cannot_be_made_by_its_new() -> None:
-    with pytest.raises(TypeError, match=r"^DeviceGuard cannot be constructed directly: use DeviceGuard\.create"):
+    refusal = r"^DeviceGuard cannot be constructed directly: use DeviceGuard\.create"
+    with pytest.raises(TypeError, match=refusal):
         DeviceGuard.__new__(DeviceGuard)
 
 
@@ -326,10 +327,10 @@ class _Bare(device):
 
 def test_a_device_whose_init_never_ran_can_be_neither_entered_nor_closed() -> None:
     borrow = _Bare(1)
-    missing = "^'_Bare' object has no attribute '_restored'$"
+    missing = r"^'_Bare' object has no attribute '_restored'$"
     with pytest.raises(AttributeError, match=missing):
         borrow.__enter__()
     with pytest.raises(AttributeError, match=missing):
         borrow.close()
-    with pytest.raises(AttributeError, match="^'_Bare' object has no attribute '_index'$"):
+    with pytest.raises(AttributeError, match=r"^'_Bare' object has no attribute '_index'$"):
         borrow(len)
