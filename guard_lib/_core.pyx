@@ -16,6 +16,7 @@ from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetName, PyCapsul
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject, PyTypeObject
+from cpython.weakref cimport PyWeakref_GET_OBJECT, PyWeakref_NewRef
 from libc.string cimport strcmp
 
 import functools
@@ -61,13 +62,28 @@ cdef extern from *:
                                                    PyObject *kwnames) {
         return guard_lib_generic_device_call(type, args, nargsf, kwnames);
     }
-    /* What PyThread_get_thread_ident returns, without its call, where threads are POSIX threads. */
-    #if defined(_POSIX_THREADS) && !defined(_WIN32)
-    #include <pthread.h>
-    #define guard_lib_thread_ident() ((unsigned long)pthread_self())
-    #else
-    #define guard_lib_thread_ident() PyThread_get_thread_ident()
-    #endif
+    /* DeviceGuard.__new__ refuses, as the reference's does; create and take make guards by the type's own
+       allocation, kept here. */
+    static newfunc guard_lib_guard_new = NULL;
+    static PyObject *guard_lib_refuse_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+        (void)type; (void)args; (void)kwds;
+        PyErr_SetString(PyExc_TypeError, "DeviceGuard cannot be constructed directly: use DeviceGuard.create(index)");
+        return NULL;
+    }
+    static void guard_lib_take_over_guard_new(PyTypeObject *type) {
+        guard_lib_guard_new = type->tp_new;
+        type->tp_new = guard_lib_refuse_new;
+    }
+    static PyObject *guard_lib_make_guard(PyObject *type) {
+        PyObject *none = PyTuple_New(0);
+        if (none == NULL) return NULL;
+        PyObject *made = guard_lib_guard_new((PyTypeObject *)type, none, NULL);
+        Py_DECREF(none);
+        return made;
+    }
+    /* The calling thread's token: its thread state's id, which the interpreter never hands out twice, where
+       a thread's id is reused as soon as the thread ends. */
+    #define guard_lib_thread_token() ((unsigned long long)PyThreadState_GetID(PyThreadState_Get()))
     """
     PyObject *_type_dict "guard_lib_type_dict"(PyTypeObject *type)
     void _set_vectorcall "guard_lib_set_vectorcall"(PyTypeObject *type, Py_ssize_t offset)
@@ -77,15 +93,143 @@ cdef extern from *:
     object _call_device_generic "guard_lib_call_device_generic"(
         object type, PyObject **args, size_t nargsf, PyObject *kwnames
     )
-    unsigned long _thread_ident "guard_lib_thread_ident"() nogil
+    unsigned long long _thread_token "guard_lib_thread_token"()
+    void _take_over_guard_new "guard_lib_take_over_guard_new"(PyTypeObject *type)
+    object _make_guard "guard_lib_make_guard"(object type)
+
+
+cdef extern from *:
+    """
+    /* How obj.name is bound, as the generic attribute lookup finds it, read without running any Python.
+       guard_lib_binding answers what it is bound to: a pointer to compare, not to use (the object or its
+       class still holds it); NULL, with no error set, where it cannot be known so (a class with an
+       attribute lookup of its own, a data descriptor other than a slot) or where there is none. `kind`
+       says where it was found, and `offset` where a slot is. */
+    #include <structmember.h>
+    #define GUARD_LIB_UNKNOWN 0
+    #define GUARD_LIB_CLASS 1   /* on the class, and the object has no dictionary to shadow it */
+    #define GUARD_LIB_SLOT 2    /* in a slot of the object, at `offset` */
+    #define GUARD_LIB_DICT 3    /* in the object's dictionary, or on the class with one to shadow it */
+    #ifdef Py_T_OBJECT_EX
+    #define GUARD_LIB_T_OBJECT_EX Py_T_OBJECT_EX
+    #else
+    #define GUARD_LIB_T_OBJECT_EX 16  /* T_OBJECT_EX, a slot's member type */
+    #endif
+    static PyObject *guard_lib_binding(PyObject *obj, PyObject *name, int *kind, Py_ssize_t *offset) {
+        PyTypeObject *type = Py_TYPE(obj);
+        *kind = GUARD_LIB_UNKNOWN;
+        if (type->tp_getattro != PyObject_GenericGetAttr) return NULL;
+        PyObject *found = _PyType_Lookup(type, name);
+        if (found != NULL && Py_TYPE(found)->tp_descr_set != NULL) {
+            if (!Py_IS_TYPE(found, &PyMemberDescr_Type)) return NULL;
+            PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+            if (member->type != GUARD_LIB_T_OBJECT_EX) return NULL;
+            PyObject *value = *(PyObject **)((char *)obj + member->offset);
+            if (value == NULL) return NULL;
+            *kind = GUARD_LIB_SLOT;
+            *offset = member->offset;
+            return value;
+        }
+        if (type->tp_dictoffset != 0) {
+            PyObject *dict = PyObject_GenericGetDict(obj, NULL);
+            if (dict == NULL) { PyErr_Clear(); return NULL; }
+            PyObject *value = PyDict_GetItemWithError(dict, name);
+            Py_DECREF(dict);
+            if (value == NULL && PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+            *kind = GUARD_LIB_DICT;
+            return value != NULL ? value : found;
+        }
+        if (found != NULL) *kind = GUARD_LIB_CLASS;
+        return found;
+    }
+    /* The version of a type's attributes: it changes whenever one of them, or one of its bases', does.
+       0 where none is assigned. */
+    static unsigned int guard_lib_type_version(PyObject *obj) {
+        PyTypeObject *type = Py_TYPE(obj);
+    #if PY_VERSION_HEX < 0x030C0000
+        if (!PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
+    #endif
+        return type->tp_version_tag;
+    }
+    static PyObject *guard_lib_slot(PyObject *obj, Py_ssize_t offset) {
+        return *(PyObject **)((char *)obj + offset);
+    }
+    """
+    int _UNKNOWN "GUARD_LIB_UNKNOWN"
+    int _CLASS "GUARD_LIB_CLASS"
+    int _SLOT "GUARD_LIB_SLOT"
+    PyObject *_binding "guard_lib_binding"(object obj, object name, int *kind, Py_ssize_t *offset)
+    unsigned int _type_version "guard_lib_type_version"(object obj)
+    PyObject *_slot "guard_lib_slot"(object obj, Py_ssize_t offset)
 
 
 cdef class _Entry:
-    """One runtime's C entry points, looked up once and kept while the same runtime comes back."""
+    """One runtime's C entry points, and what its get_device and set_device were when it offered them."""
 
+    # Weak, so that the cache keeps no runtime alive; the borrows hold their runtime themselves.
     cdef object runtime
+    # What get_device and set_device were bound to: weakly where they allow it, as one of them may hold
+    # the runtime.
+    cdef object bound_get
+    cdef object bound_set
+    cdef bint weak_get
+    cdef bint weak_set
+    # Where they were found, and the version of the runtime's type then: while it stands, a method found
+    # on the class is still the one found, and one in a slot is read from the slot alone.
+    cdef unsigned int type_version
+    cdef int kind_get
+    cdef int kind_set
+    cdef Py_ssize_t offset_get
+    cdef Py_ssize_t offset_set
     cdef _get_device_f get_device
     cdef _set_device_f set_device
+
+
+cdef inline bint _same(object held, bint weak, PyObject *now) noexcept:
+    if now == NULL:
+        return False
+    if weak:
+        return PyWeakref_GET_OBJECT(held) == now
+    return <PyObject *>held == now
+
+
+cdef inline bint _still_offered(_Entry entry, object runtime) noexcept:
+    # The entry points stand for get_device and set_device only while those are the ones they stood for
+    # when offered: a runtime whose methods were replaced since is called through them.
+    cdef unsigned int version = _type_version(runtime)
+    if version != 0 and version == entry.type_version:
+        if entry.kind_get == _SLOT and entry.kind_set == _SLOT:
+            return _same(entry.bound_get, entry.weak_get, _slot(runtime, entry.offset_get)) and _same(
+                entry.bound_set, entry.weak_set, _slot(runtime, entry.offset_set)
+            )
+        if entry.kind_get == _CLASS and entry.kind_set == _CLASS:
+            return True
+    return _look_again(entry, runtime)
+
+
+cdef bint _look_again(_Entry entry, object runtime) noexcept:
+    cdef int kind_get = _UNKNOWN
+    cdef int kind_set = _UNKNOWN
+    cdef Py_ssize_t offset_get = 0
+    cdef Py_ssize_t offset_set = 0
+    if not _same(entry.bound_get, entry.weak_get, _binding(runtime, "get_device", &kind_get, &offset_get)):
+        return False
+    if not _same(entry.bound_set, entry.weak_set, _binding(runtime, "set_device", &kind_set, &offset_set)):
+        return False
+    entry.kind_get, entry.offset_get = kind_get, offset_get
+    entry.kind_set, entry.offset_set = kind_set, offset_set
+    entry.type_version = _type_version(runtime)
+    return True
+
+
+cdef object _held(PyObject *bound, bint *weak):
+    try:
+        held = PyWeakref_NewRef(<object>bound, None)
+        weak[0] = True
+    except TypeError:
+        held = <object>bound
+        weak[0] = False
+    return held
 
 
 cdef object _reference = None
@@ -126,7 +270,8 @@ cdef extern from *:
 
 
 cdef unsigned long long _seen_version = 0
-cdef object _seen_default = None
+# Borrowed, not held: while the dictionary's version stands, the dictionary holds it.
+cdef PyObject *_seen_default = NULL
 
 
 cdef inline object _default_runtime():
@@ -134,16 +279,21 @@ cdef inline object _default_runtime():
     # dictionary's version is the one last seen, nothing in it changed, so the default read then stands.
     global _seen_version, _seen_default
     cdef unsigned long long version = _dict_version(_runtime_globals)
-    if _DICT_VERSIONED and version == _seen_version:
-        return _seen_default
+    if _DICT_VERSIONED and version == _seen_version and _seen_default != NULL:
+        return <object>_seen_default
     cdef PyObject *found = PyDict_GetItemWithError(_runtime_globals, "_default")
-    _seen_default = None if found == NULL else <object>found
+    _seen_default = found
     _seen_version = version
-    return _seen_default
+    return None if found == NULL else <object>found
 
 
+# The last runtime that offered usable entry points, looked up again only when another comes.
 cdef _Entry _last_entry = None
-cdef object _last_plain = None
+# The last runtime called through the Python protocol, by address and type alone, so that nothing keeps
+# it alive: another runtime that later takes its address, of the same type, is called through the Python
+# protocol too, which is always right.
+cdef size_t _last_plain = 0
+cdef object _last_plain_type = None
 
 
 cdef void *_pointer(object capsule, const char *signature) except? NULL:
@@ -157,30 +307,54 @@ cdef void *_pointer(object capsule, const char *signature) except? NULL:
 
 
 cdef inline _Entry _entry_of(object runtime):
-    """The C entry points ``runtime`` offers, or None when it has none and is called from Python."""
-    if _last_entry is not None and _last_entry.runtime is runtime:
-        return _last_entry
-    return _look_up_entry(runtime)
+    """The C entry points ``runtime`` offers, or None when it is called from Python."""
+    cdef _Entry entry = _last_entry
+    if entry is None or PyWeakref_GET_OBJECT(entry.runtime) != <PyObject *>runtime:
+        if <size_t><PyObject *>runtime == _last_plain and type(runtime) is _last_plain_type:
+            return None
+        entry = _look_up_entry(runtime)
+        if entry is None:
+            return None
+    return entry if _still_offered(entry, runtime) else None
 
 
 cdef _Entry _look_up_entry(object runtime):
-    global _last_entry, _last_plain
-    if runtime is _last_plain:
-        return None
-    offer = getattr(runtime, "c_entry_points", None)
-    capsules = offer() if offer is not None else None
+    global _last_entry, _last_plain, _last_plain_type
     cdef void *get_device = NULL
     cdef void *set_device = NULL
-    if capsules is not None:
-        get_device = _pointer(capsules[0], _GET_SIGNATURE)
-        set_device = _pointer(capsules[1], _SET_SIGNATURE)
-    if get_device == NULL or set_device == NULL:
-        _last_plain = runtime
+    try:
+        capsules = runtime.c_entry_points()
+        if capsules is not None:
+            get_device = _pointer(capsules[0], _GET_SIGNATURE)
+            set_device = _pointer(capsules[1], _SET_SIGNATURE)
+    except BaseException:
+        # The reference never asks: an offer that cannot be read, or raises, is as none, and no borrow
+        # may fail for it.
+        get_device = set_device = NULL
+    cdef int kind_get = _UNKNOWN
+    cdef int kind_set = _UNKNOWN
+    cdef Py_ssize_t offset_get = 0
+    cdef Py_ssize_t offset_set = 0
+    cdef PyObject *bound_get = _binding(runtime, "get_device", &kind_get, &offset_get)
+    cdef PyObject *bound_set = _binding(runtime, "set_device", &kind_set, &offset_set)
+    if get_device == NULL or set_device == NULL or bound_get == NULL or bound_set == NULL:
+        _last_plain = <size_t><PyObject *>runtime
+        _last_plain_type = type(runtime)
         return None
     entry = _Entry()
-    entry.runtime = runtime
+    entry.bound_get = _held(bound_get, &entry.weak_get)
+    entry.bound_set = _held(bound_set, &entry.weak_set)
+    entry.kind_get, entry.offset_get = kind_get, offset_get
+    entry.kind_set, entry.offset_set = kind_set, offset_set
+    entry.type_version = _type_version(runtime)
     entry.get_device = <_get_device_f>get_device
     entry.set_device = <_set_device_f>set_device
+    try:
+        entry.runtime = PyWeakref_NewRef(runtime, None)
+    except TypeError:
+        # No weak reference to it: its entry serves this borrow only, and the next looks it up again.
+        entry.runtime = None
+        return entry
     _last_entry = entry
     return entry
 
@@ -412,25 +586,40 @@ cdef class _Borrow:
 
     cdef object _index
     cdef object _requested_runtime
-    # On the path through the Python protocol: the runtime and the two devices as Python values.
     cdef object _runtime
+    # On the path through the Python protocol: the two devices as Python values.
     cdef object _original
     cdef object _current
-    # On the C path (_entry set), the two devices as C values alone, and the runtime is the entry's: making
-    # Python objects of them on every borrow would cost more than the borrow's own calls.
+    # On the C path (_entry set), the two devices as C values alone: making Python objects of them on every
+    # borrow would cost more than the borrow's own calls.
     cdef int _c_original
     cdef int _c_current
-    cdef unsigned long _thread
+    cdef unsigned long long _thread
     # Zero, as every new object's fields are, means nothing is owed: no set-up is needed to be safe.
     cdef bint _owes
     cdef _Entry _entry
+    # Set by what makes a borrow (create, take, device.__init__): a subclass's __init__ that never calls
+    # device.__init__ leaves a borrow that the reference cannot enter or close either.
+    cdef bint _made
+
+    cdef int _refuse_unmade(self, str field="_restored") except -1:
+        if not self._made:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{field}'", name=field, obj=self)
+        return 0
+
+    cdef int _refuse_unread(self, str field) except -1:
+        # As the reference's unset slot: nothing was read before the first selection.
+        if self._runtime is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{field}'", name=field, obj=self)
+        return 0
 
     @property
     def _restored(self):
+        self._refuse_unmade()
         return not self._owes
 
     cdef object _runtime_used(self):
-        return self._runtime if self._entry is None else self._entry.runtime
+        return self._runtime
 
     cdef object _original_device(self):
         return self._original if self._entry is None else self._c_original
@@ -439,6 +628,8 @@ cdef class _Borrow:
         return self._current if self._entry is None else self._c_current
 
     cdef object _enter(self):
+        if not self._made:
+            self._refuse_unmade()
         if self._owes:
             raise GuardError(
                 f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
@@ -470,15 +661,15 @@ cdef class _Borrow:
                 runtime = _get_runtime()
         entry = _entry_of(runtime)
         if entry is not None and fits and c_index <= _INT_MAX:
-            return self._enter_c(entry, <int>c_index, index)
-        self._entry = None
+            return self._enter_c(runtime, entry, <int>c_index, index)
         code, original = runtime.get_device()
         if code:
             raise _ref()._cuda_error(runtime, "cannot read the current CUDA device", index, code)
+        self._entry = None
         self._runtime = runtime
         self._original = original
         self._current = index
-        self._thread = _thread_ident()
+        self._thread = _thread_token()
         if index == original:
             self._owes = True
             return self
@@ -499,15 +690,16 @@ cdef class _Borrow:
             self._settle()
             raise
 
-    cdef object _enter_c(self, _Entry entry, int c_index, object index):
+    cdef object _enter_c(self, object runtime, _Entry entry, int c_index, object index):
         cdef int original = 0
         cdef int code = entry.get_device(&original)
         if code:
-            raise _ref()._cuda_error(entry.runtime, "cannot read the current CUDA device", index, code)
+            raise _ref()._cuda_error(runtime, "cannot read the current CUDA device", index, code)
         self._entry = entry
+        self._runtime = runtime
         self._c_original = original
         self._c_current = c_index
-        self._thread = _thread_ident()
+        self._thread = _thread_token()
         self._owes = True
         if c_index == original:
             return self
@@ -517,7 +709,7 @@ cdef class _Borrow:
                 with nogil:
                     code = set_device(c_index)
                 if code:
-                    raise _ref()._cuda_error(entry.runtime, f"cannot select CUDA device {index}", index, code)
+                    raise _ref()._cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
                 return self
             except BaseException:
                 self._settle()
@@ -532,15 +724,18 @@ cdef class _Borrow:
             _ref()._restore(self._runtime, self._original, self._current, self._current)
             return
         cdef int original = self._c_original
+        if not _still_offered(self._entry, self._runtime):
+            _ref()._restore(self._runtime, original, self._c_current, self._c_current)
+            return
         cdef _set_device_f set_device = self._entry.set_device
         with nogil:
             code = set_device(original)
         if code:
-            _ref()._restore_failed(self._entry.runtime, original, self._c_current, self._c_current, code)
+            _ref()._restore_failed(self._runtime, original, self._c_current, self._c_current, code)
 
     cdef void _settle(self) except *:
         # Only on the owning thread: another thread's device is not this guard's to touch.
-        if not self._owes or self._thread != _thread_ident():
+        if not self._owes or self._thread != _thread_token():
             return
         runtime = self._runtime_used()
         original = self._original_device()
@@ -552,17 +747,25 @@ cdef class _Borrow:
     @property
     def original_device(self):
         """The device that was current before the selection, which ``close`` restores."""
+        self._refuse_unread("_original")
         return self._original_device()
 
     @property
     def current_device(self):
         """The device that was selected."""
+        self._refuse_unread("_current")
         return self._current_device()
 
     cdef int _close(self) except -1:
         if not self._owes:
+            if not self._made:
+                try:
+                    self._refuse_unmade()
+                except BaseException:
+                    # As the reference's settling, which trips over the same missing field.
+                    self._refuse_unmade()
             return 0
-        cdef bint home = self._thread == _thread_ident()
+        cdef bint home = self._thread == _thread_token()
         # On its own thread, a C-path borrow of the device already current has nothing to undo and nothing
         # that can fail: its debt ends here, outside the handler the other cases need.
         if home and self._entry is not None and self._c_current == self._c_original:
@@ -622,11 +825,9 @@ cdef class DeviceGuard(_Borrow):
 
         Never raises for a CUDA failure or a refused index: those come back as ``Err(GuardError)``.
         """
-        cdef DeviceGuard guard
-        if cls is DeviceGuard:
-            guard = DeviceGuard.__new__(DeviceGuard)
-        else:
-            guard = cls.__new__(cls)
+        # Made as the reference's object.__new__(cls) makes it: no subclass's __new__ is asked.
+        cdef DeviceGuard guard = <DeviceGuard>_make_guard(cls)
+        guard._made = True
         guard._index = device_index
         guard._requested_runtime = runtime
         try:
@@ -648,13 +849,14 @@ cdef class DeviceGuard(_Borrow):
                 "taken",
                 device_index=self._current_device(),
             )
-        if self._thread != _thread_ident():
+        if self._thread != _thread_token():
             raise GuardError(
                 f"cannot take over a DeviceGuard for CUDA device {self._current_device()} from another thread: "
                 "only the thread that created it can restore its device",
                 device_index=self._current_device(),
             )
-        cdef DeviceGuard taker = DeviceGuard.__new__(DeviceGuard)
+        cdef DeviceGuard taker = <DeviceGuard>_make_guard(DeviceGuard)
+        taker._made = True
         taker._runtime = self._runtime
         taker._entry = self._entry
         taker._original = self._original
@@ -706,11 +908,13 @@ cdef class device(_Borrow):
         self._index = device_index
         self._requested_runtime = runtime
         self._owes = False
+        self._made = True
 
     def __enter__(self):
         return self._enter()
 
     def __call__(self, function):
+        self._refuse_unmade("_index")
         _ref()._refuse_undecoratable(self._index, function)
         return functools.wraps(function)(_on_device(self._index, self._requested_runtime, function))
 
@@ -755,6 +959,7 @@ cdef object _make_device(object cls, PyObject **args, size_t nargsf, PyObject *k
     if kwnames == NULL and PyVectorcall_NARGS(nargsf) == 1 and cls is device:
         borrow = device.__new__(device)
         borrow._index = <object>args[0]
+        borrow._made = True
         return borrow
     return _call_device_generic(cls, args, nargsf, kwnames)
 
@@ -767,6 +972,7 @@ cdef int _install_fast_methods() except -1:
     _install(device, "__enter__", "__enter__", <_vectorcall_f>_enter_device)
     _install(DeviceGuard, "__enter__", "__enter__", <_vectorcall_f>_enter_guard)
     _take_over_device_call(<PyTypeObject *>device, <void *>_make_device)
+    _take_over_guard_new(<PyTypeObject *>DeviceGuard)
     return 0
 
 

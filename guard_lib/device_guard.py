@@ -12,9 +12,9 @@ import functools
 import inspect
 import logging
 import operator
+import threading
 import warnings
 from collections.abc import Callable
-from threading import get_ident
 from typing import Any, ParamSpec, TypeVar
 
 from . import cuda_errors
@@ -32,6 +32,16 @@ _R = TypeVar("_R")
 
 # Bound at import: a finaliser that runs at interpreter shutdown may find module globals already cleared.
 _warn = warnings.warn
+
+
+class _Tokens(threading.local):
+    # Each thread's own object, made on its first use and gone with the thread: a guard keeps the one of
+    # the thread that created it. A thread id would not do: the system reuses it once the thread ends.
+    def __init__(self) -> None:
+        self.token = object()
+
+
+_tokens = _Tokens()
 
 
 def _as_int(device_index: object) -> int | GuardTypeError:
@@ -113,7 +123,7 @@ class _Borrow:
     _runtime: DeviceRuntime
     _original: int
     _current: int
-    _thread: int
+    _thread: object
     _restored: bool
 
     def _enter(self: _B) -> _B:
@@ -147,7 +157,7 @@ class _Borrow:
         self._runtime = runtime
         self._original = original
         self._current = index
-        self._thread = get_ident()
+        self._thread = _tokens.token
         if index == original:
             self._restored = False
             return self
@@ -180,7 +190,7 @@ class _Borrow:
 
         Only on the owning thread: another thread's device is not this guard's to touch.
         """
-        if self._restored or self._thread != get_ident():
+        if self._restored or self._thread is not _tokens.token:
             return
         runtime = self._runtime
         read, now = runtime.get_device()
@@ -206,7 +216,7 @@ class _Borrow:
         try:
             if self._restored:
                 return
-            if self._thread != get_ident():
+            if self._thread is not _tokens.token:
                 raise GuardError(
                     f"a DeviceGuard for CUDA device {self._current} belongs to the thread that created it; "
                     "CUDA's current device is per thread, so it cannot be restored from another",
@@ -281,7 +291,7 @@ class DeviceGuard(_Borrow):
                 f"cannot take over a DeviceGuard for CUDA device {self._current}: it was closed or taken",
                 device_index=self._current,
             )
-        if self._thread != get_ident():
+        if self._thread is not _tokens.token:
             raise GuardError(
                 f"cannot take over a DeviceGuard for CUDA device {self._current} from another thread: "
                 "only the thread that created it can restore its device",

@@ -83,7 +83,9 @@ class CudaRuntime:
     guard on the default runtime returns an Err that says so.
     """
 
+    # Weakly referable, so that the compiled core can keep its entry points without keeping it alive.
     __slots__ = (
+        "__weakref__",
         "_bindings",
         "get_device",
         "get_device_count",

@@ -48,7 +48,7 @@ class SimulatedRuntime:
     selection lands on, since ``cudaSetDevice`` creates the context from CUDA 12 on.
     """
 
-    __slots__ = ("_device_count", "_faults", "_lock", "_state", "contexts")
+    __slots__ = ("__weakref__", "_device_count", "_faults", "_lock", "_state", "contexts")
 
     def __init__(self, device_count: int = 2) -> None:
         if type(device_count) is not int or device_count < 0:

@@ -572,10 +572,14 @@ def test_finalisers_tolerate_objects_whose_init_never_ran(recwarn: pytest.Warnin
     previous_hook = sys.unraisablehook
     sys.unraisablehook = unraisable.append
     try:
-        # The compiled guard is made by its own allocator, the Python one by object's (its own __new__
-        # refuses). Ok and Err allocate with their own __new__ in both implementations.
-        guard = DeviceGuard.__new__(DeviceGuard) if _COMPILED else object.__new__(DeviceGuard)
-        del guard
+        # The Python guard is made by object's allocator (its own __new__ refuses); the compiled one's
+        # __new__ refuses too, so it is the one a refused create made and dropped, whose selection never
+        # began. Ok and Err allocate with their own __new__ in both implementations.
+        if _COMPILED:
+            assert DeviceGuard.create(-1, runtime=SimulatedRuntime(1)).is_err()
+        else:
+            guard = object.__new__(DeviceGuard)
+            del guard
         ok = Ok.__new__(Ok)
         del ok
         err = Err.__new__(Err)

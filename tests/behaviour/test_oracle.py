@@ -113,23 +113,9 @@ def _require_core() -> ModuleType:
 # and its reproducer in REPRODUCERS must fail; once the fix lands, remove the name and the reproducer passes.
 KNOWN_BUGS: frozenset[str] = frozenset(
     {
-        # original_device / current_device of a device never entered: the reference raises AttributeError,
-        # the core answers None.
-        "device-attributes-before-enter",
-        # DeviceGuard.__new__(DeviceGuard): the reference refuses it, the core makes a guard.
-        "guard-new-allowed",
         # A call with arguments a method does not take: the core's TypeError names another function, or
         # words the refusal differently.
         "argument-error-messages",
-        # c_entry_points() that answers something other than None or a pair (5, a one-element tuple, a
-        # generator), or that raises, or is not callable: the reference never asks; the core raises.
-        "malformed-entry-offers",
-        # A subclass of DeviceGuard that defines __new__ (to refuse direct construction, as DeviceGuard
-        # itself does): the reference's create never calls it, the core's calls it.
-        "create-calls-subclass-new",
-        # A subclass of device whose __init__ does not call device.__init__: entering or closing it raises
-        # AttributeError in the reference; the core enters it as device(None) or closes it silently.
-        "device-without-init",
         # @device(i) on a callable with no __qualname__ (a functools.partial): the wrapper keeps its own,
         # which is "device.__call__.<locals>.on_device" in the reference and "_on_device.<locals>.on_device"
         # in the core.
@@ -1651,7 +1637,9 @@ class OracleMachine(RuleBasedStateMachine):
 
     def _failing_restore(self, data: st.DataObject) -> None:
         # An open borrow whose restore fails, through its own runtime (moving the thread, or not).
-        open_ = [p for p in self._held("guard", "device") if self._world.handles[p]._restored is False]
+        # A device whose __init__ never ran has no _restored: it owes nothing.
+        handles = self._world.handles
+        open_ = [p for p in self._held("guard", "device") if getattr(handles[p], "_restored", True) is False]
         runtimes = [self._runtime_of(p) for p in open_]
         places = [p for p, r in zip(open_, runtimes, strict=True) if r is not None]
         if not places:

@@ -3,17 +3,19 @@ thread identity. Each test runs on whichever implementation this process uses (p
 
 from __future__ import annotations
 
+import functools
 import gc
+import threading
 import warnings
 import weakref
 from typing import Any
 
 import pytest
 
-from guard_lib import DeviceGuard, device
-from guard_lib.runtime import DeviceRuntime, SimulatedRuntime
+from guard_lib import DeviceGuard, GuardError, device
+from guard_lib.runtime import DeviceRuntime, SimulatedRuntime, use_runtime
 
-from .support import EntryPointRuntime
+from .support import EntryPointRuntime, current, select
 
 
 class _KeepsItsExit(DeviceGuard):
@@ -38,7 +40,7 @@ def test_a_guard_that_keeps_its_own_exit_is_freed_by_the_collector(rt: DeviceRun
 class _Keeping(EntryPointRuntime):
     """A runtime that keeps what it is given, as an instrumentation wrapper might."""
 
-    __slots__ = ("__dict__", "__weakref__")
+    __slots__ = ("__dict__",)
 
 
 def test_a_runtime_that_stores_a_borrows_exit_is_freed_by_the_collector() -> None:
@@ -66,7 +68,269 @@ def test_an_open_guard_in_such_a_cycle_still_warns_when_collected() -> None:
     ]
 
 
+# --- methods replaced after the runtime was used ---------------------------------------------------------
+
+
+class _Open(EntryPointRuntime):
+    __slots__ = ("__dict__",)
+
+
+class _Slotted(EntryPointRuntime):
+    """Holds get_device and set_device in slots of its own, as CudaRuntime does."""
+
+    __slots__ = ("get_device", "set_device")
+
+    def __init__(self, device_count: int) -> None:
+        super().__init__(device_count)
+        self.get_device = functools.partial(SimulatedRuntime.get_device, self)  # type: ignore[method-assign]
+        self.set_device = functools.partial(SimulatedRuntime.set_device, self)  # type: ignore[method-assign]
+
+
+def _replace(runtime: Any, where: str) -> list[tuple[Any, ...]]:
+    log: list[tuple[Any, ...]] = []
+
+    def get_device(*_self: object) -> tuple[int, Any]:
+        log.append(("get",))
+        return SimulatedRuntime.get_device(runtime)
+
+    def set_device(*args: Any) -> tuple[int]:
+        log.append(("set", args[-1]))
+        return SimulatedRuntime.set_device(runtime, args[-1])
+
+    target = type(runtime) if where == "class" else runtime
+    target.get_device = get_device
+    target.set_device = set_device
+    return log
+
+
+def _replaceable(where: str) -> Any:
+    if where == "slot":
+        return _Slotted(4)
+    if where == "class":
+        return type("_OwnClass", (EntryPointRuntime,), {"__slots__": ()})(4)
+    return _Open(4)
+
+
+@pytest.mark.parametrize("where", ["instance", "class", "slot"])
+def test_methods_replaced_after_the_runtime_was_used_are_the_ones_called(where: str) -> None:
+    runtime = _replaceable(where)
+    DeviceGuard.create(1, runtime=runtime).unwrap().close()
+    guard = DeviceGuard.create(1, runtime=runtime).unwrap()
+    log = _replace(runtime, where)
+    runtime.c_calls.clear()
+    guard.close()
+    with device(2, runtime=runtime):
+        assert current(runtime) == 2
+    assert current(runtime) == 0
+    assert log == [("set", 0), ("get",), ("set", 2), ("set", 0)]
+    assert runtime.c_calls == []
+
+
+# --- offers of entry points that cannot be used -------------------------------------------------------
+
+
+def _make_offering(answer: Any) -> EntryPointRuntime:
+    class Offering(EntryPointRuntime):
+        __slots__ = ()
+
+        def c_entry_points(self) -> Any:
+            return answer(*EntryPointRuntime.c_entry_points(self))
+
+    return Offering(4)
+
+
+def _raise(error: BaseException) -> Any:
+    raise error
+
+
+MALFORMED: dict[str, Any] = {
+    "int": lambda get, set_: 5,
+    "one": lambda get, set_: [get],
+    "empty": lambda get, set_: (),
+    "generator": lambda get, set_: (capsule for capsule in (get, set_)),
+    "raises": lambda get, set_: _raise(RuntimeError("no entry points today")),
+    "interrupted": lambda get, set_: _raise(KeyboardInterrupt()),
+    "get-only": lambda get, set_: (get, None),
+    "set-only": lambda get, set_: (5, set_),
+}
+
+
+class _UncallableOffer(EntryPointRuntime):
+    __slots__ = ()
+    c_entry_points = 5  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("offer", [*MALFORMED, "uncallable"])
+def test_an_offer_that_cannot_be_used_is_as_none(offer: str) -> None:
+    runtime = _UncallableOffer(4) if offer == "uncallable" else _make_offering(MALFORMED[offer])
+    with device(1, runtime=runtime):
+        assert current(runtime) == 1
+    DeviceGuard.create(2, runtime=runtime).unwrap().close()
+    with use_runtime(runtime):
+        DeviceGuard.create(3).unwrap().close()
+        with device(1):
+            assert current(runtime) == 1
+    assert current(runtime) == 0
+    assert runtime.c_calls == []
+
+
+# --- nothing kept alive once the borrows ended --------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", [SimulatedRuntime, EntryPointRuntime])
+def test_a_runtime_used_then_dropped_is_freed(kind: type[SimulatedRuntime]) -> None:
+    runtime = kind(2)
+    with device(1, runtime=runtime):
+        pass
+    DeviceGuard.create(1, runtime=runtime).unwrap().close()
+    gone = weakref.ref(runtime)
+    del runtime
+    gc.collect()
+    assert gone() is None
+
+
+@pytest.mark.parametrize("kind", [SimulatedRuntime, EntryPointRuntime])
+def test_a_default_runtime_replaced_then_dropped_is_freed(kind: type[SimulatedRuntime]) -> None:
+    runtime = kind(2)
+    with use_runtime(runtime):
+        with device(1):
+            pass
+        DeviceGuard.create(1).unwrap().close()
+    gone = weakref.ref(runtime)
+    del runtime
+    gc.collect()
+    assert gone() is None
+
+
+class _Unreferable:
+    """A runtime no weak reference can be made to, offering C entry points."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self) -> None:
+        self.inner = EntryPointRuntime(2)
+
+    def get_device(self) -> tuple[int, Any]:
+        return self.inner.get_device()
+
+    def set_device(self, index: int, /) -> tuple[int]:
+        return self.inner.set_device(index)
+
+    def get_device_count(self) -> tuple[int, Any]:
+        return self.inner.get_device_count()
+
+    def get_last_error(self) -> tuple[int]:
+        return self.inner.get_last_error()
+
+    def peek_at_last_error(self) -> tuple[int]:
+        return self.inner.peek_at_last_error()
+
+    def error_name(self, code: int, /) -> str:
+        return self.inner.error_name(code)
+
+    def c_entry_points(self) -> tuple[object, object]:
+        return self.inner.c_entry_points()
+
+
+def test_a_runtime_without_weak_references_still_works() -> None:
+    runtime = _Unreferable()
+    with pytest.raises(TypeError):
+        weakref.ref(runtime)
+    for index in (1, 0, 1):
+        with device(index, runtime=runtime):
+            assert current(runtime.inner) == index
+        DeviceGuard.create(index, runtime=runtime).unwrap().close()
+    assert current(runtime.inner) == 0
+
+
+# --- a thread's identity --------------------------------------------------------------------------------
+
+
+def _on_new_thread(call: Any) -> Any:
+    done: list[Any] = []
+    worker = threading.Thread(target=lambda: done.append(call()))
+    worker.start()
+    worker.join()
+    return done[0]
+
+
+# Each guard is left open on purpose: its owner is gone, so nobody can close it.
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+def test_a_guard_left_by_a_finished_thread_refuses_the_thread_that_reuses_its_id(
+    sim: SimulatedRuntime,
+) -> None:
+    # The system hands a finished thread's id to the next thread, most times here: ownership must not
+    # follow the id, or the next thread would restore its own device to the first one's original.
+    for _ in range(50):
+        guard = _on_new_thread(lambda: DeviceGuard.create(1, runtime=sim).unwrap())
+
+        def close_elsewhere(guard: Any = guard) -> tuple[str, int]:
+            select(sim, 3)
+            try:
+                guard.close()
+            except GuardError as error:
+                return str(error), current(sim)
+            return "closed", current(sim)
+
+        message, device_after = _on_new_thread(close_elsewhere)
+        assert "belongs to the thread that created it" in message
+        assert device_after == 3
+
+
 @pytest.fixture(autouse=True)
 def _collect_after() -> Any:
     yield
     gc.collect()
+
+
+# --- small differences between the implementations --------------------------------------------------------
+
+
+@pytest.mark.parametrize("attribute", ["original_device", "current_device"])
+def test_a_device_never_entered_has_no_devices_to_read(attribute: str) -> None:
+    borrow = device(1, runtime=SimulatedRuntime(2))
+    field = "_original" if attribute == "original_device" else "_current"
+    with pytest.raises(AttributeError, match=f"^'device' object has no attribute '{field}'$"):
+        getattr(borrow, attribute)
+
+
+def test_a_guard_cannot_be_made_by_its_new() -> None:
+    refusal = r"^DeviceGuard cannot be constructed directly: use DeviceGuard\.create"
+    with pytest.raises(TypeError, match=refusal):
+        DeviceGuard.__new__(DeviceGuard)
+
+
+class _Forbidding(DeviceGuard):
+    """Refuses direct construction, as DeviceGuard itself does."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: object, **kwargs: object) -> Any:
+        raise TypeError("made by create()")
+
+
+def test_create_makes_a_subclass_without_asking_its_new() -> None:
+    sim = SimulatedRuntime(2)
+    guard = _Forbidding.create(1, runtime=sim).unwrap()
+    assert type(guard) is _Forbidding
+    assert current(sim) == 1
+    guard.close()
+    assert current(sim) == 0
+
+
+class _Bare(device):
+    """Forgets to call device.__init__."""
+
+    def __init__(self, device_index: object) -> None:
+        self.index = device_index
+
+
+def test_a_device_whose_init_never_ran_can_be_neither_entered_nor_closed() -> None:
+    borrow = _Bare(1)
+    missing = r"^'_Bare' object has no attribute '_restored'$"
+    with pytest.raises(AttributeError, match=missing):
+        borrow.__enter__()
+    with pytest.raises(AttributeError, match=missing):
+        borrow.close()
+    with pytest.raises(AttributeError, match=r"^'_Bare' object has no attribute '_index'$"):
+        borrow(len)
