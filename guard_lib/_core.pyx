@@ -20,6 +20,7 @@ from cpython.weakref cimport PyWeakref_GET_OBJECT, PyWeakref_NewRef
 from libc.string cimport strcmp
 
 import functools
+import sys
 import warnings
 from types import GenericAlias
 
@@ -230,6 +231,20 @@ cdef object _held(PyObject *bound, bint *weak):
         held = <object>bound
         weak[0] = False
     return held
+
+
+# Python 3.13 names the type in an unset slot's AttributeError by module and qualified name.
+cdef bint _QUALIFIED_NAMES = sys.version_info >= (3, 13)
+# From 3.12 a function carries __type_params__, which functools.wraps copies where the wrapped has them.
+cdef bint _TYPE_PARAMS = sys.version_info >= (3, 12)
+
+
+cdef str _type_name(object obj):
+    """The type of ``obj`` as Python names it where an attribute of the object is missing."""
+    cls = type(obj)
+    if not _QUALIFIED_NAMES or cls.__module__ in ("builtins", "__main__"):
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 cdef object _reference = None
@@ -604,13 +619,13 @@ cdef class _Borrow:
 
     cdef int _refuse_unmade(self, str field="_restored") except -1:
         if not self._made:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{field}'", name=field, obj=self)
+            raise AttributeError(f"'{_type_name(self)}' object has no attribute '{field}'", name=field, obj=self)
         return 0
 
     cdef int _refuse_unread(self, str field) except -1:
         # As the reference's unset slot: nothing was read before the first selection.
         if self._runtime is None:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{field}'", name=field, obj=self)
+            raise AttributeError(f"'{_type_name(self)}' object has no attribute '{field}'", name=field, obj=self)
         return 0
 
     @property
@@ -916,7 +931,11 @@ cdef class device(_Borrow):
     def __call__(self, function):
         self._refuse_unmade("_index")
         _ref()._refuse_undecoratable(self._index, function)
-        return functools.wraps(function)(_on_device(self._index, self._requested_runtime, function))
+        wrapper = functools.wraps(function)(_on_device(self._index, self._requested_runtime, function))
+        if _TYPE_PARAMS and "__type_params__" not in wrapper.__dict__:
+            # The reference's wrapper is a Python function, which has them (empty) where the wrapped has none.
+            wrapper.__type_params__ = ()
+        return wrapper
 
 
 cdef object _on_device(object index, object runtime, object function):

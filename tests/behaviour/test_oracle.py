@@ -1141,8 +1141,9 @@ def _unpacking(text: str) -> str:
 
 
 def _unqualified(text: str) -> str:
-    # An extension type's C name carries its module: Python's messages about it say which.
-    return re.sub(r"\bguard_lib\._core\.(\w+)", r"\1", text)
+    # An extension type's C name carries its module: Python's messages about it say which. From 3.13 the
+    # messages name a Python class by its module too, so the reference's own classes lose theirs alike.
+    return re.sub(r"\bguard_lib\.(?:_core|device_guard)\.(\w+)", r"\1", text)
 
 
 def _rewritten(value: object, rewrite: Callable[[str], str]) -> object:
@@ -1174,7 +1175,10 @@ def _as_bound_method(value: object) -> object:
 # How a listed difference is taken out of a pair of descriptions (the oracle's, the core's), by name.
 REWRITES: dict[str, Callable[[object, object], tuple[object, object]]] = {
     "unpacking-messages": lambda oracle, seen: (_rewritten(oracle, _unpacking), _rewritten(seen, _unpacking)),
-    "extension-type-names": lambda oracle, seen: (oracle, _rewritten(seen, _unqualified)),
+    "extension-type-names": lambda oracle, seen: (
+        _rewritten(oracle, _unqualified),
+        _rewritten(seen, _unqualified),
+    ),
     "decorated-function-is-compiled": lambda oracle, seen: (oracle, _as_python_function(seen)),
     "bound-methods-of-their-own": lambda oracle, seen: (oracle, _as_bound_method(seen)),
 }
