@@ -1,11 +1,11 @@
 # cython: language_level=3, binding=True, embedsignature=False
 """The compiled core: ``DeviceGuard`` and ``device`` with the reference's behaviour, at C speed.
 
-``device_guard.py`` is the reference; this file does what it does, in the same order, and leaves every
-message and every slow path to it. What is compiled runs no Python instruction between reading the device,
-switching and recording the debt, so an interrupt can only surface from a Python call made here: a Python
-runtime, or the reference's error paths. Those calls sit where the reference makes them, under the same
-handlers.
+``device_guard.py`` is the reference; this file does what it does, in the same order. The messages and the
+slow paths both use are ``_shared.py``'s, called where the reference calls them. What is compiled runs no
+Python instruction between reading the device, switching and recording the debt, so an interrupt can only
+surface from a Python call made here: a Python runtime, or the shared error paths. Those calls sit where
+the reference makes them, under the same handlers.
 
 A runtime that offers its C entry points (``c_entry_points()``: two capsules named by the C signatures
 below) is called through them; any other is called through the ``DeviceRuntime`` protocol.
@@ -24,6 +24,7 @@ import sys
 import warnings
 from types import GenericAlias
 
+from . import _shared
 from . import runtime as _runtime_module
 from .errors import GuardError, UncheckedResultWarning
 
@@ -245,20 +246,6 @@ cdef str _type_name(object obj):
     if not _QUALIFIED_NAMES or cls.__module__ in ("builtins", "__main__"):
         return cls.__name__
     return f"{cls.__module__}.{cls.__qualname__}"
-
-
-cdef object _reference = None
-
-
-cdef object _ref():
-    # The reference, for messages and slow paths, imported on first use: it imports guard_lib.result,
-    # which asks which implementation is in use while this module is still being chosen.
-    global _reference
-    if _reference is None:
-        from . import device_guard
-
-        _reference = device_guard
-    return _reference
 
 
 cdef extern from *:
@@ -654,7 +641,7 @@ cdef class _Borrow:
         if type(requested) is int:
             index = requested
         else:
-            converted = _ref()._as_int(requested)
+            converted = _shared.as_int(requested)
             if isinstance(converted, GuardError):
                 raise converted
             index = converted
@@ -679,7 +666,7 @@ cdef class _Borrow:
             return self._enter_c(runtime, entry, <int>c_index, index)
         code, original = runtime.get_device()
         if code:
-            raise _ref()._cuda_error(runtime, "cannot read the current CUDA device", index, code)
+            raise _shared.cuda_error(runtime, "cannot read the current CUDA device", index, code)
         self._entry = None
         self._runtime = runtime
         self._original = original
@@ -696,7 +683,7 @@ cdef class _Borrow:
                 self._owes = True
                 (code,) = runtime.set_device(index)
                 if code:
-                    raise _ref()._cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                    raise _shared.cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
                 return self
             except BaseException:
                 self._settle()
@@ -709,7 +696,7 @@ cdef class _Borrow:
         cdef int original = 0
         cdef int code = entry.get_device(&original)
         if code:
-            raise _ref()._cuda_error(runtime, "cannot read the current CUDA device", index, code)
+            raise _shared.cuda_error(runtime, "cannot read the current CUDA device", index, code)
         self._entry = entry
         self._runtime = runtime
         self._c_original = original
@@ -724,7 +711,7 @@ cdef class _Borrow:
                 with nogil:
                     code = set_device(c_index)
                 if code:
-                    raise _ref()._cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                    raise _shared.cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
                 return self
             except BaseException:
                 self._settle()
@@ -736,17 +723,17 @@ cdef class _Borrow:
     cdef void _put_back(self) except *:
         cdef int code
         if self._entry is None:
-            _ref()._restore(self._runtime, self._original, self._current, self._current)
+            _shared.restore(self._runtime, self._original, self._current, self._current)
             return
         cdef int original = self._c_original
         if not _still_offered(self._entry, self._runtime):
-            _ref()._restore(self._runtime, original, self._c_current, self._c_current)
+            _shared.restore(self._runtime, original, self._c_current, self._c_current)
             return
         cdef _set_device_f set_device = self._entry.set_device
         with nogil:
             code = set_device(original)
         if code:
-            _ref()._restore_failed(self._runtime, original, self._c_current, self._c_current, code)
+            _shared.restore_failed(self._runtime, original, self._c_current, self._c_current, code)
 
     cdef void _settle(self) except *:
         # Only on the owning thread: another thread's device is not this guard's to touch.
@@ -756,7 +743,7 @@ cdef class _Borrow:
         original = self._original_device()
         read, now = runtime.get_device()
         if read or now != original:
-            _ref()._restore(runtime, original, self._current_device(), None if read else now)
+            _shared.restore(runtime, original, self._current_device(), None if read else now)
         self._owes = False
 
     @property
@@ -930,7 +917,7 @@ cdef class device(_Borrow):
 
     def __call__(self, function):
         self._refuse_unmade("_index")
-        _ref()._refuse_undecoratable(self._index, function)
+        _shared.refuse_undecoratable(self._index, function)
         wrapper = functools.wraps(function)(_on_device(self._index, self._requested_runtime, function))
         if _TYPE_PARAMS and "__type_params__" not in wrapper.__dict__:
             # The reference's wrapper is a Python function, which has them (empty) where the wrapped has none.

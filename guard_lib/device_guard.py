@@ -9,22 +9,17 @@ allocates has to select a device even when the caller chose the stream.
 from __future__ import annotations
 
 import functools
-import inspect
-import logging
-import operator
 import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
-from . import cuda_errors
-from .errors import GuardError, GuardTypeError
+from ._shared import as_int, cuda_error, refuse_undecoratable, restore
+from .errors import GuardError
 from .result import Err, Ok, Result
 from .runtime import DeviceRuntime, get_runtime
 
 __all__ = ["DeviceGuard", "device"]
-
-logger = logging.getLogger("guard_lib")
 
 _B = TypeVar("_B", bound="_Borrow")
 _P = ParamSpec("_P")
@@ -42,70 +37,6 @@ class _Tokens(threading.local):
 
 
 _tokens = _Tokens()
-
-
-def _as_int(device_index: object) -> int | GuardTypeError:
-    """A device index that is not a plain int, as one; or the refusal of what is not an integer."""
-    if isinstance(device_index, bool):
-        # bool is an int to Python, but True as a device is a bug in the caller, not device 1.
-        return _type_error(device_index)
-    try:
-        return operator.index(device_index)  # type: ignore[arg-type]
-    except TypeError:
-        return _type_error(device_index)
-
-
-def _type_error(device_index: object) -> GuardTypeError:
-    return GuardTypeError(
-        f"cannot select CUDA device {device_index!r}: a device index is an int, "
-        f"not {type(device_index).__name__}",
-        device_index=None,
-    )
-
-
-def _cuda_error(runtime: DeviceRuntime, what: str, index: int, code: int) -> GuardError:
-    # The refusal travels in the Err; leave no error pending for the next backend to trip over.
-    runtime.get_last_error()
-    name = runtime.error_name(code)
-    if int(code) in cuda_errors.NO_CUDA_CODES:
-        message = f"{what}: no CUDA driver or device was found ({name})"
-    else:
-        message = f"{what}: {name}"
-    return GuardError(message, device_index=index, code=int(code), code_name=name)
-
-
-def _restore(runtime: DeviceRuntime, original: int, selected: int, found: int | None) -> None:
-    """Select ``original`` again after asking for ``selected``; the thread was last seen on ``found``
-    (None: its device could not be read)."""
-    (code,) = runtime.set_device(original)
-    if code:
-        _restore_failed(runtime, original, selected, found, code)
-
-
-def _restore_failed(
-    runtime: DeviceRuntime, original: int, selected: int, found: int | None, code: int
-) -> None:
-    # Like a refusal, a failed restore is reported here; the next backend must not trip over it.
-    runtime.get_last_error()
-    # A failed switch can move the thread elsewhere than asked, so the log says where it was found; and
-    # an unreadable device must not cost the log, which is all the caller will learn of the failure.
-    if found is None:
-        logger.error(
-            "could not restore CUDA device %d after selecting device %d: %s; "
-            "the device this thread is on could not be read",
-            original,
-            selected,
-            runtime.error_name(code),
-        )
-        return
-    logger.error(
-        "could not restore CUDA device %d after selecting device %d: %s; "
-        "this thread may still be on device %d",
-        original,
-        selected,
-        runtime.error_name(code),
-        found,
-    )
 
 
 class _Borrow:
@@ -140,7 +71,7 @@ class _Borrow:
         if type(requested) is int:
             index = requested
         else:
-            converted = _as_int(requested)
+            converted = as_int(requested)
             if isinstance(converted, GuardError):
                 raise converted
             index = converted
@@ -153,7 +84,7 @@ class _Borrow:
             runtime = get_runtime()
         code, original = runtime.get_device()
         if code:
-            raise _cuda_error(runtime, "cannot read the current CUDA device", index, code)
+            raise cuda_error(runtime, "cannot read the current CUDA device", index, code)
         self._runtime = runtime
         self._original = original
         self._current = index
@@ -172,7 +103,7 @@ class _Borrow:
                 self._restored = False
                 (code,) = runtime.set_device(index)
                 if code:
-                    raise _cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
+                    raise cuda_error(runtime, f"cannot select CUDA device {index}", index, code)
                 return self
             except BaseException:
                 # Refused, or interrupted before the caller could hold the debt: pay it here. Settling
@@ -195,7 +126,7 @@ class _Borrow:
         runtime = self._runtime
         read, now = runtime.get_device()
         if read or now != self._original:
-            _restore(runtime, self._original, self._current, None if read else now)
+            restore(runtime, self._original, self._current, None if read else now)
         self._restored = True
 
     @property
@@ -223,7 +154,7 @@ class _Borrow:
                     device_index=self._current,
                 )
             if self._current != self._original:
-                _restore(self._runtime, self._original, self._current, self._current)
+                restore(self._runtime, self._original, self._current, self._current)
             self._restored = True
         except BaseException:
             # Interrupted around the restore: finish it without repeating one that already happened.
@@ -339,24 +270,6 @@ class DeviceGuard(_Borrow):
             )
 
 
-def _refuse_undecoratable(index: object, function: Callable[..., object]) -> None:
-    """Raise the TypeError for what ``@guard_lib.device(index)`` cannot decorate (both implementations)."""
-    if not callable(function):
-        raise TypeError(f"guard_lib.device({index!r}) decorates a function, not {function!r}")
-    if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
-        # The device is per thread and every task on it shares it: a borrow held across an await
-        # moves the device under every other task that runs meanwhile.
-        raise TypeError(
-            f"guard_lib.device cannot decorate {function.__qualname__}, a coroutine function: the "
-            "borrow would be held across await; borrow inside it, between awaits"
-        )
-    if inspect.isgeneratorfunction(function):
-        raise TypeError(
-            f"guard_lib.device cannot decorate {function.__qualname__}, a generator function: its "
-            "body runs after the call returns, outside the borrow"
-        )
-
-
 class device(_Borrow):
     """``with guard_lib.device(i) as borrow:`` selects device ``i`` and restores the caller's on exit.
 
@@ -378,7 +291,7 @@ class device(_Borrow):
     __enter__ = _Borrow._enter
 
     def __call__(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
-        _refuse_undecoratable(self._index, function)
+        refuse_undecoratable(self._index, function)
         # as given: each call's borrow refuses a bad index the way a ``with`` block would
         index: Any = self._index
         runtime = self._requested_runtime

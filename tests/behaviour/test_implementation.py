@@ -6,6 +6,7 @@ itself, and that the compiled core calls a runtime through its C entry points wh
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import logging
 import os
@@ -688,7 +689,6 @@ def test_a_chosen_core_serves_ok_and_err(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_the_choice_imports_nothing_of_guard_lib() -> None:
     # The reference's modules ask for the choice while they load: a choice that imported them back would
     # work only while statements ran in one order.
-    import ast
 
     tree = ast.parse(Path(guard_lib.implementation.__file__).read_text(encoding="utf-8"))
     imported = [
@@ -731,3 +731,23 @@ def test_any_module_can_be_imported_first(first: str, impl: str) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+@needs_core
+def test_the_core_imports_no_reference_but_what_both_share() -> None:
+    code = (
+        "import sys, guard_lib, guard_lib.runtime as r; "
+        "guard_lib.DeviceGuard.create(-1, runtime=r.SimulatedRuntime()).is_err(); "
+        "guard_lib.device(1, runtime=r.SimulatedRuntime(1)).__enter__; "
+        "print(sorted(m for m in sys.modules if m.startswith('guard_lib.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, IMPL_ENV: "compiled"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(ast.literal_eval(done.stdout))
+    assert "guard_lib._shared" in loaded
+    assert "guard_lib.device_guard" not in loaded

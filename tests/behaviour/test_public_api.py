@@ -82,7 +82,7 @@ def test_version_is_the_distributions() -> None:
 
 
 def test_constants_bound_at_import() -> None:
-    from guard_lib import caller_stream, cuda_errors, device_guard, result, runtime, simulated
+    from guard_lib import _shared, caller_stream, cuda_errors, device_guard, result, runtime, simulated
 
     assert runtime.RUNTIME_ENV == "GUARD_LIB_RUNTIME"
     assert (cuda_errors.SUCCESS, cuda_errors.INVALID_VALUE, cuda_errors.INSUFFICIENT_DRIVER) == (0, 1, 35)
@@ -92,7 +92,7 @@ def test_constants_bound_at_import() -> None:
     assert simulated.OPS == ("get_device", "set_device", "get_device_count")
     assert caller_stream._CALLER_STREAM.name == "guard_lib.caller_stream"
     assert caller_stream._CALLER_STREAM.get() is None
-    assert device_guard.logger is logging.getLogger("guard_lib")
+    assert _shared.logger is logging.getLogger("guard_lib")
     # Finalisers use these: bound at import, they survive the module globals being cleared at shutdown.
     assert device_guard._warn is warnings.warn
     assert result._warn is warnings.warn
