@@ -689,7 +689,6 @@ def test_a_chosen_core_serves_ok_and_err(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_the_choice_imports_nothing_of_guard_lib() -> None:
     # The reference's modules ask for the choice while they load: a choice that imported them back would
     # work only while statements ran in one order.
-
     tree = ast.parse(Path(guard_lib.implementation.__file__).read_text(encoding="utf-8"))
     imported = [
         node.module or "."
