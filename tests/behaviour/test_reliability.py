@@ -26,7 +26,8 @@ class _KeepsItsExit(DeviceGuard):
 
 
 def _cycle_through_exit(runtime: DeviceRuntime) -> weakref.ref[Any]:
-    guard: Any = _KeepsItsExit.create(1, runtime=runtime).unwrap()
+    # Device 0: there on every runtime, one GPU included.
+    guard: Any = _KeepsItsExit.create(0, runtime=runtime).unwrap()
     guard.cleanup = guard.__exit__
     guard.close()
     return weakref.ref(guard)
