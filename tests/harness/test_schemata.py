@@ -218,7 +218,7 @@ def test_a_mutant_that_changes_nothing_is_left_out() -> None:
     assert weave(SOURCE, [("same", SOURCE)]).unwoven == {"same": "the mutant changes no statement"}
 
 
-# The catalogue's compiled mutants that no branch can hold: a cdef attribute, and edits of the C blocks of externs.
+# The catalogue's compiled mutants no branch can hold: a cdef attribute, and edits of an extern's C block.
 UNWOVEN = {
     "core-guard-freelisted": "the edit is in the body of a class",
     "core-every-thread-the-same": "the edit is at module level",
