@@ -364,9 +364,9 @@ def test_a_note_is_read_as_utf_8_whatever_the_locale(tmp_path: Path) -> None:
     code += "print(i.__file__, ascii(i.REASON))"
     env = {k: v for k, v in os.environ.items() if k not in {IMPL_ENV, MUTMUT_ENV, "PYTHONUTF8"}}
     env.update(LC_ALL="C", LANG="C", PYTHONCOERCECLOCALE="0", PYTHONPATH=str(tmp_path))
-    # No site (so no installed guard_lib), no UTF-8 mode, and the C locale left as it is.
+    # The copy first on the path (and no core), no UTF-8 mode, and the C locale left as it is.
     done = subprocess.run(
-        [sys.executable, "-S", "-X", "utf8=0", "-c", code],
+        [sys.executable, "-X", "utf8=0", "-c", code],
         cwd=tmp_path,
         env=env,
         capture_output=True,
