@@ -115,6 +115,27 @@ def test_the_log_still_comes_when_the_device_cannot_be_read_either(
     assert sim.current_device == 1
 
 
+class _AnswersAnywayWhenFailing(_Plain):
+    """A runtime whose failed read still answers a device, as some bindings answer 0."""
+
+    def get_device(self) -> tuple[int, int | None]:
+        code, index = super().get_device()
+        return code, 0 if index is None else index
+
+
+def test_a_failed_read_is_not_taken_for_where_the_thread_is(caplog: pytest.LogCaptureFixture) -> None:
+    sim = _AnswersAnywayWhenFailing(device_count=4)
+    sim.reads = [LAUNCH_FAILURE]
+    sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=1)
+    sim.fail_next("set_device", LAUNCH_FAILURE)
+    with caplog.at_level(logging.ERROR, logger="guard_lib"):
+        assert DeviceGuard.create(1, runtime=sim).is_err()
+    assert [r.getMessage() for r in caplog.records] == [
+        "could not restore CUDA device 0 after selecting device 1: cudaErrorLaunchFailure; "
+        "the device this thread is on could not be read"
+    ]
+
+
 def test_an_unreadable_device_put_back_logs_nothing(flavour: str, caplog: pytest.LogCaptureFixture) -> None:
     sim = _runtime(flavour, [LAUNCH_FAILURE])
     sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=1)
