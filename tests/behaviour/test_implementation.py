@@ -17,6 +17,7 @@ import sys
 import textwrap
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -352,6 +353,22 @@ def test_a_required_core_missing_without_a_note_says_only_why_it_cannot_be_impor
     )
 
 
+def test_the_note_is_opened_as_utf_8(monkeypatch: pytest.MonkeyPatch, build_note: Path) -> None:
+    # The same contract as below, seen from inside this process: the locale's codec is never asked.
+    build_note.write_text("failed\n\u2018gcc\u2019 failed\n", encoding="utf-8")
+    opened: list[object] = []
+    real_open = open
+
+    def spying_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file) == str(build_note):
+            opened.append(kwargs.get("encoding", args[1] if len(args) > 1 else None))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", spying_open)
+    assert guard_lib.implementation._build_note() == ("failed", "\u2018gcc\u2019 failed")
+    assert [str(e).lower().replace("_", "-") for e in opened] == ["utf-8"]
+
+
 def test_a_note_is_read_as_utf_8_whatever_the_locale(tmp_path: Path) -> None:
     # Compilers quote with typographic marks; a C locale's default codec cannot read them.
     package = tmp_path / "guard_lib"
@@ -362,8 +379,11 @@ def test_a_note_is_read_as_utf_8_whatever_the_locale(tmp_path: Path) -> None:
     note.write_text("failed\n\u2018gcc\u2019 failed\n", encoding="utf-8")
     code = "import sys; sys.modules['guard_lib._core'] = None; from guard_lib import implementation as i; "
     code += "print(i.__file__, ascii(i.REASON))"
-    # mutmut's variable stays: in mutmut's copy the module copied is its, which reads it to pick a mutant.
+    # In mutmut's copy the module copied is mutmut's, which reads mutmut's variable to pick a mutant; while
+    # mutmut only records which tests reach what ("stats"), the child has nothing to record.
     env = {k: v for k, v in os.environ.items() if k not in {IMPL_ENV, "PYTHONUTF8"}}
+    if env.get(MUTMUT_ENV) == "stats":
+        del env[MUTMUT_ENV]
     env.update(LC_ALL="C", LANG="C", PYTHONCOERCECLOCALE="0", PYTHONPATH=str(tmp_path))
     # The copy first on the path (and no core), no UTF-8 mode, and the C locale left as it is.
     done = subprocess.run(
