@@ -15,6 +15,7 @@ from mutation_io import InputError
 from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Verdict, mutant_key
 from mutation_sweep.judge import Judgement
 from mutation_sweep.tools.results import SweepResults
+from mutation_sweep.work_item import INVALID
 from mutation_sweep.work_item import Result as SweepResult
 
 KILLED = {"killed", "caught by type check", "timeout", "segfault"}
@@ -159,7 +160,12 @@ def judged(ev: Evaluation) -> list[JudgedMutant]:
     if ev.sweep is not None:
         reviewed = {r.mutant.id: e.reason for r, e in ev.sweep.equivalent}
         killed = {r.mutant.id for r in ev.sweep.killed}
-        every = [*ev.sweep.killed, *(r for r, _ in ev.sweep.equivalent), *ev.sweep.survivors]
+        every = [
+            *ev.sweep.killed,
+            *(r for r, _ in ev.sweep.equivalent),
+            *ev.sweep.survivors,
+            *ev.sweep.invalid,
+        ]
         found += [_judged_sweep(r, killed, reviewed) for r in sorted(every, key=lambda r: r.mutant.id)]
     found += ev.critical or []
     return found
@@ -167,8 +173,11 @@ def judged(ev: Evaluation) -> list[JudgedMutant]:
 
 def _judged_sweep(result: SweepResult, killed: set[str], reviewed: dict[str, str]) -> JudgedMutant:
     m = result.mutant
+    note = reviewed.get(m.id, "")
     if m.id in killed:
         verdict = Verdict.KILLED
+    elif result.verdict == INVALID:
+        verdict, note = Verdict.SKIPPED, result.detail or "Cython refuses to translate it"
     elif m.id in reviewed:
         verdict = Verdict.EQUIVALENT
     else:
@@ -186,7 +195,7 @@ def _judged_sweep(result: SweepResult, killed: set[str], reviewed: dict[str, str
         verdict=verdict,
         line=m.line,
         end_line=m.end_line,
-        note=reviewed.get(m.id, ""),
+        note=note,
         killed_by=(result.failed,) if result.failed else (),
         duration=result.duration,
     )

@@ -44,7 +44,13 @@ SCHEMA_STATUS = {
         "skipped": "Ignored",
         "not checked": "Pending",
     },
-    SWEEP: {"killed": "Killed", "survived": "Survived", "timeout": "Timeout", "no tests": "NoCoverage"},
+    SWEEP: {
+        "killed": "Killed",
+        "survived": "Survived",
+        "timeout": "Timeout",
+        "no tests": "NoCoverage",
+        "invalid": "CompileError",
+    },
     CRITICAL: {
         "killed": "Killed",
         "survived": "Survived",
@@ -61,6 +67,7 @@ STATUS_REASON = {
     "check was interrupted by user": "pytest reported an interrupted run (exit status 2)",
     "caught by type check": "the type checker rejects this mutant",
     "no tests": "no test executes this function",
+    "invalid": "Cython refuses to translate this mutant of the compiled core: not a program",
 }
 
 

@@ -1,9 +1,9 @@
 """``mutation_sweep.py``: generate mutants of every executable line, run them warm, write the results.
 
   run    --out FILE [--shard I/N] [--jobs N]   run the sweep (or one shard of it)
-         [--operator NAME]...                  only these operators' mutants (never passes the gate)
+         [--operator NAME]... [--file PATH]... only these operators' or files' mutants (never passes the gate)
   merge  --out FILE PART...                    combine shard results into one
-  list   [--shard I/N] [--operator NAME]...    the mutants, one line each
+  list   [--shard I/N] [--operator NAME]... [--file PATH]...   the mutants, one line each
   show   ID                                    one mutant as a diff
 
 Exit status: 0 done (the gate judges the verdicts); 2 bad input or a suite that is not green.
@@ -17,21 +17,23 @@ import difflib
 import logging
 import os
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from coverage.parser import PythonParser
-from mutation_model import KILLED
+from mutation_model import KILLED, SURVIVED
 
 from . import config as sweep_config
-from .distribution import fork_engine
-from .generate import Generated, generate
+from . import cython_view
+from .distribution import compiled_builds, fork_engine
+from .generate import Generated, generate, is_cython
 from .operators import ALL
-from .select_tests import SUITE, test_map, tests_for
+from .select_tests import SUITE, TestMap, test_map, tests_for, tests_for_scope
 from .tools.results import ResultsError, SweepResults, load, merge, select_shard, universe_of
-from .work_item import Mutant, Result
+from .work_item import INVALID, Mutant, Result
 
 log = logging.getLogger("mutation_sweep")
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,17 +63,32 @@ def _operators(names: Sequence[str] | None) -> frozenset[str] | None:
 
 
 def _selected(
-    mutants: Sequence[Mutant], shard: tuple[int, int] | None, operators: frozenset[str] | None
+    mutants: Sequence[Mutant],
+    shard: tuple[int, int] | None,
+    operators: frozenset[str] | None,
+    files: Sequence[str] | None = None,
 ) -> list[Mutant]:
     chosen = select_shard(mutants, *shard) if shard else list(mutants)
-    return chosen if operators is None else [m for m in chosen if m.operator in operators]
+    chosen = chosen if operators is None else [m for m in chosen if m.operator in operators]
+    return chosen if not files else [m for m in chosen if m.file in files]
+
+
+def _chosen_files(names: Sequence[str] | None, files: Sequence[str]) -> list[str] | None:
+    if not names:
+        return None
+    unknown = sorted(set(names) - set(files))
+    if unknown:
+        raise UsageError(f"--file {unknown[0]!r} is not a mutated file; one of: {', '.join(files)}")
+    return list(names)
 
 
 def _files(cfg: sweep_config.SweepConfig) -> list[str]:
     package = ROOT / cfg.package
     if not package.is_dir():
         raise UsageError(f"package {cfg.package!r} not found under {ROOT}")
-    files = sorted(p.relative_to(ROOT).as_posix() for p in package.rglob("*.py"))
+    # The compiled core's Cython source is mutated by the same operators, through its Python view.
+    found = (p for suffix in ("*.py", "*.pyx") for p in package.rglob(suffix))
+    files = sorted(p.relative_to(ROOT).as_posix() for p in found)
     return [f for f in files if f not in cfg.exclude]
 
 
@@ -84,6 +101,10 @@ def executable_lines(files: Sequence[str]) -> dict[str, list[int]]:
     lines: dict[str, list[int]] = {}
     for rel in files:
         text = (ROOT / rel).read_text(encoding="utf-8")
+        masked: frozenset[int] = frozenset()
+        if is_cython(rel):
+            seen = cython_view.view(text)
+            text, masked = seen.text, seen.masked
         parser = PythonParser(text=text, filename=rel)
         parser.parse_source()
         header_rest: set[int] = set()
@@ -94,7 +115,7 @@ def executable_lines(files: Sequence[str]) -> dict[str, list[int]]:
             ):
                 first = min(d.lineno for d in node.decorator_list)
                 header_rest.update(range(first + 1, node.lineno + 1))
-        lines[rel] = sorted(set(parser.statements) - header_rest)
+        lines[rel] = sorted(set(parser.statements) - header_rest - masked)
     return lines
 
 
@@ -113,42 +134,65 @@ def _module(rel: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
-    out: Path = args.out
-    if out.exists() and out.is_dir():
-        raise UsageError(f"--out {out} is a directory")
-    out.parent.mkdir(parents=True, exist_ok=True)  # fail now, not after the run
-    shard = _shard(args.shard)
-    operators = _operators(args.operator)
-    started = time.monotonic()
-    generated, files = _generated(cfg, operators)
-    # The universe is always the whole run's: results of an operator selection hold less than it (or
-    # than their shard), which the gate refuses as a partial run.
-    universe = universe_of(m.id for m in generated.mutants)
-    mutants = _selected(generated.mutants, shard, operators)
-    log.info(
-        "sweep: %d mutants generated, %d to run%s%s; skipped: %s",
-        len(generated.mutants),
-        len(mutants),
-        f" (shard {shard[0]}/{shard[1]})" if shard else "",
-        f" (operators {', '.join(sorted(operators))}: not a whole run)" if operators else "",
-        dict(generated.skipped) or "none",
-    )
-    mapping = test_map(ROOT, cfg.package, cfg.pytest_args)
+def _jobs(
+    mutants: Sequence[Mutant],
+    generated: Generated,
+    *,
+    files: Sequence[str],
+    mapping: TestMap,
+    scratch: Path,
+    parallel: int,
+    cfg: sweep_config.SweepConfig,
+) -> tuple[list[fork_engine.Job], list[Result]]:
+    """A job per mutant; the compiled ones built first, and those Cython refuses judged invalid."""
+    compiled = [m for m in mutants if is_cython(m.file)]
+    builds = compiled_builds.build(ROOT, compiled, generated.sources, scratch, parallel)
+    if builds.woven is not None and any(n is not None for _, n in builds.at.values()):
+        _check_green(builds.woven, compiled[0], mapping, cfg)
+    invalid = [Result(m, INVALID, detail=builds.refused[m.id]) for m in compiled if m.id in builds.refused]
     jobs = []
     for m in mutants:
-        tests = tests_for(mapping, m.file, m.lines())
-        # What runs at import (module level, class bodies) and a definition's header (its signature,
-        # bases, decorators) are seen by tests that coverage does not tie to them: once the tests that
-        # do reach the statement pass, the whole suite runs.
-        then_suite = (m.definition or m.at_import) and tests != (SUITE,)
+        built, switch = builds.at.get(m.id, (None, None))
+        if is_cython(m.file):
+            if built is None:
+                continue
+            # Coverage cannot see the core's lines: the reference's function of the same name tells
+            # which tests go first, and the whole suite runs before a survivor is called.
+            tests = tests_for_scope(mapping, ROOT, files, m.scope)
+            then_suite = tests != (SUITE,)
+        else:
+            tests = tests_for(mapping, m.file, m.lines())
+            # What runs at import (module level, class bodies) and a definition's header (its signature,
+            # bases, decorators) are seen by tests that coverage does not tie to them: once the tests
+            # that do reach the statement pass, the whole suite runs.
+            then_suite = (m.definition or m.at_import) and tests != (SUITE,)
+        source = generated.sources[m.id]
         jobs.append(
             fork_engine.Job(
-                m, _module(m.file), generated.sources[m.id], tests, mapping.suite_order, then_suite
+                m, _module(m.file), source, tests, mapping.suite_order, then_suite, built=built, switch=switch
             )
         )
     # the slowest (whole-suite) jobs first, so two cores finish together
     jobs.sort(key=lambda j: (j.tests != (SUITE,) and not j.then_suite, j.mutant.id))
+    return jobs, invalid
+
+
+def _check_green(woven: Path, any_mutant: Mutant, mapping: TestMap, cfg: sweep_config.SweepConfig) -> None:
+    """The woven build, no switch on, must pass the whole suite: else its kills would be its own."""
+    module = _module(any_mutant.file)
+    job = fork_engine.Job(any_mutant, module, "", (SUITE,), mapping.suite_order, built=woven)
+    [result] = fork_engine.run(
+        [job], ROOT, cfg.pytest_args, parallel=1, timeout_s=cfg.timeout_s * 10, on_result=lambda _: None
+    )
+    if result.verdict != SURVIVED:
+        raise RuntimeError(
+            "the woven build of the compiled core, no mutant selected, fails "
+            f"{result.failed or 'the suite'}: no compiled mutant can be judged on it"
+        )
+    log.info("sweep: the woven build, no mutant selected, passes the suite")
+
+
+def _run_jobs(jobs: list[fork_engine.Job], parallel: int, cfg: sweep_config.SweepConfig) -> list[Result]:
     done = [0]
 
     def progress(result: Result) -> None:
@@ -167,10 +211,48 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         elif done[0] % 100 == 0:
             log.info("[%d/%d] ...", done[0], len(jobs))
 
-    fork_engine.warm_up()
-    results = fork_engine.run(
-        jobs, ROOT, cfg.pytest_args, parallel=args.jobs, timeout_s=cfg.timeout_s, on_result=progress
+    return fork_engine.run(
+        jobs, ROOT, cfg.pytest_args, parallel=parallel, timeout_s=cfg.timeout_s, on_result=progress
     )
+
+
+def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
+    out: Path = args.out
+    if out.exists() and out.is_dir():
+        raise UsageError(f"--out {out} is a directory")
+    out.parent.mkdir(parents=True, exist_ok=True)  # fail now, not after the run
+    shard = _shard(args.shard)
+    operators = _operators(args.operator)
+    started = time.monotonic()
+    generated, files = _generated(cfg, operators)
+    only = _chosen_files(args.file, files)
+    # The universe is always the whole run's: results of an operator selection hold less than it (or
+    # than their shard), which the gate refuses as a partial run.
+    universe = universe_of(m.id for m in generated.mutants)
+    mutants = _selected(generated.mutants, shard, operators, only)
+    log.info(
+        "sweep: %d mutants generated, %d to run%s%s%s; skipped: %s",
+        len(generated.mutants),
+        len(mutants),
+        f" (shard {shard[0]}/{shard[1]})" if shard else "",
+        f" (operators {', '.join(sorted(operators))}: not a whole run)" if operators else "",
+        f" (files {', '.join(only)}: not a whole run)" if only else "",
+        dict(generated.skipped) or "none",
+    )
+    mapping = test_map(ROOT, cfg.package, cfg.pytest_args)
+    fork_engine.warm_up()
+    with tempfile.TemporaryDirectory(prefix="sweep-builds-") as scratch:
+        jobs, invalid = _jobs(
+            mutants,
+            generated,
+            files=files,
+            mapping=mapping,
+            scratch=Path(scratch),
+            parallel=args.jobs,
+            cfg=cfg,
+        )
+        results = _run_jobs(jobs, args.jobs, cfg)
+    results += invalid
     shard_json = {"index": shard[0], "count": shard[1]} if shard else None
     sweep = SweepResults(
         results,
@@ -199,8 +281,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     shard = _shard(args.shard)
     operators = _operators(args.operator)
-    generated, _ = _generated(cfg, operators)
-    mutants = _selected(generated.mutants, shard, operators)
+    generated, files = _generated(cfg, operators)
+    mutants = _selected(generated.mutants, shard, operators, _chosen_files(args.file, files))
     for m in mutants:
         sys.stdout.write(
             f"{m.id}  {m.file}:{m.line}  {m.scope}  {m.operator}: "
@@ -232,12 +314,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", help="run shard I of N (1-based)")
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="children at a time")
     run.add_argument("--operator", action="append", help="run only this operator's mutants (repeatable)")
+    run.add_argument("--file", action="append", help="run only this file's mutants (repeatable)")
     merge_ = sub.add_parser("merge", help="combine the results of shards 1..N")
     merge_.add_argument("--out", type=Path, required=True)
     merge_.add_argument("parts", nargs="+")
     list_ = sub.add_parser("list", help="list the mutants")
     list_.add_argument("--shard")
     list_.add_argument("--operator", action="append", help="list only this operator's mutants (repeatable)")
+    list_.add_argument("--file", action="append", help="list only this file's mutants (repeatable)")
     show = sub.add_parser("show", help="one mutant's diff")
     show.add_argument("id")
     return parser

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+from . import cython_view
 from .interceptors import compiles_the_same
 from .interceptors.annotations import (
     annotation_children,
@@ -33,6 +34,7 @@ ANNOTATION, TYPE_CHECKING, SAME_CODE = (
     "under if TYPE_CHECKING",
     "compiles to the same code",
 )
+CYTHON_ONLY = "touches Cython's own syntax (a declaration, signature, cast or nogil block)"
 
 
 @dataclass
@@ -116,16 +118,18 @@ def _offset(lines: list[bytes], line: int, col: int) -> int:
     return sum(len(text) for text in lines[: line - 1]) + col
 
 
+def span_of_edit(edit: Edit) -> tuple[int, int, int, int]:
+    if edit.span is not None:
+        return edit.span
+    node = edit.node
+    return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
+
+
 def splice(source: str, edit: Edit) -> tuple[str, str]:
     """The mutated module and the original text of the span. Columns are UTF-8 byte offsets."""
     data = source.encode()
     lines = data.splitlines(keepends=True)
-    if edit.span is not None:
-        line, col, end_line, end_col = edit.span
-    else:
-        node = edit.node
-        line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
-        end_line, end_col = node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
+    line, col, end_line, end_col = span_of_edit(edit)
     start, end = _offset(lines, line, col), _offset(lines, end_line, end_col)
     original = data[start:end].decode()
     # Keep every later line where it was, so tracebacks and coverage line numbers still agree.
@@ -138,21 +142,30 @@ def generate_file(
     path: Path, rel: str, out: Generated, loaded: set[str], operators: Sequence[ModuleType] = ALL
 ) -> None:
     source = path.read_text(encoding="utf-8")
-    tree = ast.parse(source, filename=rel)
+    # A Cython source is read through its Python view; each edit of the view is made in the source.
+    seen = cython_view.view(source) if is_cython(rel) else None
+    text = source if seen is None else seen.text
+    tree = ast.parse(text, filename=rel)
     prepare(operators, tree)
-    seen: set[str] = set()
+    made: set[str] = set()
     occurrences: dict[str, int] = {}
     for site in _sites(tree, loaded):
         for operator in operators:
-            for edit in operator.edits(site.node, source):
+            for edit in operator.edits(site.node, text):
                 statement = site.statement
                 if site.skip is not None:
                     out.set_aside_at(rel, statement.lineno, site.skip)
                     continue
-                mutated_source, original = splice(source, edit)
-                if compiles_the_same(source, mutated_source, rel):
+                mutated_source, original = splice(text, edit)
+                if compiles_the_same(text, mutated_source, rel):
                     out.set_aside_at(rel, statement.lineno, SAME_CODE)
                     continue
+                if seen is not None:
+                    span = seen.source_span(source, span_of_edit(edit))
+                    if span is None:
+                        out.set_aside_at(rel, statement.lineno, CYTHON_ONLY)
+                        continue
+                    mutated_source, original = splice(source, Edit(edit.node, edit.text, span))
                 mutant = Mutant(
                     file=rel,
                     scope=site.scope,
@@ -165,11 +178,11 @@ def generate_file(
                     definition=isinstance(statement, _DEFINITIONS) and not _inside_body(edit, statement),
                     at_import=site.at_import,
                 )
-                if mutated_source in seen:
+                if mutated_source in made:
                     # two operators making the very same module: one run answers for both
                     out.skipped["duplicate of another mutant"] += 1
                     continue
-                seen.add(mutated_source)
+                made.add(mutated_source)
                 occurrences[mutant.key] = occurrence = occurrences.get(mutant.key, 0) + 1
                 if occurrence > 1:
                     mutant = dataclasses.replace(mutant, occurrence=occurrence)
@@ -177,12 +190,18 @@ def generate_file(
                 out.sources[mutant.id] = mutated_source
 
 
+def is_cython(rel: str) -> bool:
+    return rel.endswith(".pyx")
+
+
 def generate(root: Path, files: Sequence[str], operators: Sequence[ModuleType] = ALL) -> Generated:
     out = Generated()
     # a name any module of the package reads outside annotations is live in all of them
     loaded: set[str] = set()
     for rel in files:
-        loaded |= loaded_outside_annotations(ast.parse((root / rel).read_text(encoding="utf-8")))
+        source = (root / rel).read_text(encoding="utf-8")
+        text = cython_view.view(source).text if is_cython(rel) else source
+        loaded |= loaded_outside_annotations(ast.parse(text))
     for rel in files:
         generate_file(root / rel, rel, out, loaded, operators)
     out.mutants.sort(key=lambda m: m.id)

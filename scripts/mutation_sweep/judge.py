@@ -8,7 +8,7 @@ from mutation_model import KILLED, TIMEOUT
 
 from .config import Equivalent
 from .tools.results import SweepResults
-from .work_item import Result
+from .work_item import INVALID, Result
 
 
 @dataclass
@@ -16,6 +16,7 @@ class Judgement:
     killed: list[Result] = field(default_factory=list)
     equivalent: list[tuple[Result, Equivalent]] = field(default_factory=list)
     survivors: list[Result] = field(default_factory=list)
+    invalid: list[Result] = field(default_factory=list)  # not programs: Cython refused them
     stale: list[Equivalent] = field(default_factory=list)
     refuted: list[tuple[Equivalent, Result]] = field(default_factory=list)
     ambiguous: list[tuple[Equivalent, list[Result]]] = field(default_factory=list)
@@ -69,6 +70,8 @@ def judge(results: SweepResults, equivalents: tuple[Equivalent, ...]) -> Judgeme
     for result in sorted(results.results, key=lambda r: r.mutant.id):
         if result.verdict in (KILLED, TIMEOUT):
             j.killed.append(result)
+        elif result.verdict == INVALID:
+            j.invalid.append(result)
         elif result.mutant.id in reviewed:
             j.equivalent.append((result, reviewed[result.mutant.id]))
         else:

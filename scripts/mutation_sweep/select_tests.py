@@ -6,6 +6,7 @@ A mutant runs only the tests that execute its statement. A statement no test exe
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -103,6 +104,35 @@ def _quickest_first(junit: Path, test_files: dict[str, str]) -> tuple[str, ...]:
             seconds[path] += float(case.get("time") or 0)
     ran = {path for path, spent in seconds.items() if spent > 0}
     return tuple(sorted(ran, key=lambda path: (seconds[path], path)))
+
+
+def tests_for_scope(mapping: TestMap, root: Path, files: Sequence[str], scope: str) -> tuple[str, ...]:
+    """The tests that reach the definitions named ``scope`` in the Python files: for a compiled mutant,
+    whose lines coverage cannot see, the reference's function of the same name stands in."""
+    found: set[str] = set()
+    for rel in files:
+        if not rel.endswith(".py"):
+            continue
+        for qualname, node in _definitions(ast.parse((root / rel).read_text(encoding="utf-8"))):
+            if qualname == scope:
+                lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+                found.update(tests_for(mapping, rel, lines))
+    found.discard(SUITE)
+    return tuple(sorted(found)) if found else (SUITE,)
+
+
+def _definitions(tree: ast.Module) -> list[tuple[str, ast.stmt]]:
+    out: list[tuple[str, ast.stmt]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                out.append((name, child))
+                visit(child, f"{name}.")
+
+    visit(tree, "")
+    return out
 
 
 def tests_for(mapping: TestMap, file: str, lines: range) -> tuple[str, ...]:

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from mutation_model import KILLED, SURVIVED, TIMEOUT, mutant_key
 
 # Verdicts. A mutant is killed when a selected test fails (or the mutant cannot be imported, which
-# fails every test), survives when all of them pass, and times out past the per-mutant limit.
+# fails every test), survives when all of them pass, and times out past the per-mutant limit. A mutant
+# of a compiled source that Cython refuses to translate is invalid: no program, so nothing to judge.
 NO_TESTS = "no tests"
-VERDICTS = (KILLED, SURVIVED, TIMEOUT, NO_TESTS)
+INVALID = "invalid"
+VERDICTS = (KILLED, SURVIVED, TIMEOUT, NO_TESTS, INVALID)
 
 
 @dataclass(frozen=True)

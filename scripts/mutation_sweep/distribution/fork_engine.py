@@ -25,6 +25,8 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 
+from critical_harness.compiled import IMPL_ENV
+from critical_harness.schemata import SELECT
 from mutation_model import KILLED, SURVIVED, TIMEOUT
 
 from ..select_tests import SUITE
@@ -49,6 +51,10 @@ class Job:
     suite_order: tuple[str, ...] = ("tests",)  # what SUITE runs, quickest files first
     then_suite: bool = False  # when ``tests`` all pass, run the whole suite before calling it a survivor
     spent: float = 0.0  # seconds an earlier phase of this mutant took
+    # A compiled mutant: the project copy whose extension holds it, and its switch there (None: the
+    # copy was built from the mutant alone). ``source`` is then unused.
+    built: Path | None = None
+    switch: int | None = None
 
 
 class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -120,24 +126,43 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    finder = _MutantFinder(job.module, str(root / job.mutant.file), job.source)
-    sys.meta_path.insert(0, finder)
-    # Import the mutant now: pytest's assertion-rewriting hook would otherwise load the package's
-    # modules itself (it rewrites every module of a pytest11 plugin's distribution), ahead of ours.
-    try:
-        importlib.import_module(job.module)
-    except BaseException:  # a mutant that breaks the import fails every test
-        out.write_text("<import>", encoding="utf-8")
-        return 1
+    plugins: list[object] = [_FirstFailure(out)]
+    if job.built is not None:
+        if not _select_compiled(job.built, job.module, job.switch):
+            out.write_text("<import>", encoding="utf-8")
+            return 1
+    else:
+        finder = _MutantFinder(job.module, str(root / job.mutant.file), job.source)
+        sys.meta_path.insert(0, finder)
+        plugins.append(_MutantFirst(finder))
+        # Import the mutant now: pytest's assertion-rewriting hook would otherwise load the package's
+        # modules itself (it rewrites every module of a pytest11 plugin's distribution), ahead of ours.
+        try:
+            importlib.import_module(job.module)
+        except BaseException:  # a mutant that breaks the import fails every test
+            out.write_text("<import>", encoding="utf-8")
+            return 1
     import pytest
 
     targets = list(job.suite_order if job.tests == (SUITE,) else job.tests)
-    return int(
-        pytest.main(
-            ["-q", "-x", "-p", "no:cacheprovider", *pytest_args, *targets],
-            plugins=[_FirstFailure(out), _MutantFirst(finder)],
-        )
-    )
+    return int(pytest.main(["-q", "-x", "-p", "no:cacheprovider", *pytest_args, *targets], plugins=plugins))
+
+
+def _select_compiled(built: Path, module: str, switch: int | None) -> bool:
+    """Run the tests in the copy ``built`` on its extension, with the mutant's switch on; False when the
+    copy's own extension is not what imports (which the green check before any mutant would show)."""
+    os.chdir(built)
+    sys.path.insert(0, str(built))
+    os.environ[IMPL_ENV] = "compiled"
+    try:
+        extension = importlib.import_module(module)
+        if not str(extension.__file__).startswith(str(built)):
+            return False
+        if switch is not None:
+            getattr(extension, SELECT)(switch)
+    except BaseException:  # a mutant that breaks the import fails every test
+        return False
+    return True
 
 
 def warm_up() -> None:

@@ -65,6 +65,8 @@ def _result_json(result: Result) -> dict[str, Any]:
     data = asdict(result.mutant)
     data.update(id=result.mutant.id, verdict=result.verdict, tests=list(result.tests), failed=result.failed)
     data["duration"] = result.duration
+    if result.detail:
+        data["detail"] = result.detail
     return data
 
 
@@ -108,6 +110,7 @@ def _parse_result(entry: object, where: str) -> Result:
         tuple(tests),
         str(entry.get("failed") or ""),
         float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else 0.0,
+        str(entry.get("detail") or ""),
     )
 
 

@@ -1,0 +1,67 @@
+"""End to end: the core's mutants built into one woven extension, each judged with its switch on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Run in a fresh interpreter: the fork engine forks children that run pytest, which a pytest process
+# that forks would confuse.
+PROGRAM = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, str(Path(sys.argv[1]) / "scripts"))
+from mutation_sweep.distribution import compiled_builds, fork_engine
+from mutation_sweep.generate import generate
+from mutation_sweep.operators import delete_statement, swap_variable
+
+root, scratch = Path(sys.argv[1]), Path(sys.argv[2])
+generated = generate(root, ["guard_lib/_core.pyx"], operators=(delete_statement, swap_variable))
+
+def pick(scope, operator, original, mutated):
+    found = [m for m in generated.mutants
+             if (m.scope, m.operator, m.original, m.mutated) == (scope, operator, original, mutated)]
+    return found[0]
+
+killer = pick("_Borrow._enter_c", "delete-statement", "self._owes = True", "pass")
+refused = pick("_look_up_entry", "swap-variable", "set_device", "capsules")
+builds = compiled_builds.build(root, [killer, refused], generated.sources, scratch, 2)
+woven, switch = builds.at[killer.id]
+test = "tests/behaviour/test_bound_methods.py"
+def verdict(switch):
+    job = fork_engine.Job(killer, "guard_lib._core", "", (test,), built=woven, switch=switch)
+    [result] = fork_engine.run([job], root, ["-m", "not cuda"], parallel=1, timeout_s=300, on_result=print)
+    return result.verdict
+print(json.dumps({
+    "switch": switch,
+    "refused": builds.refused.get(refused.id, ""),
+    "by_switch": {str(switch): verdict(switch), "None": verdict(None)},
+}))
+"""
+
+
+@pytest.mark.e2e
+def test_a_compiled_mutant_is_killed_with_its_switch_on_and_one_cython_refuses_is_set_aside(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, str(ROOT), str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert isinstance(found["switch"], int)
+    # the same build, the same tests: red with the mutant's switch on, green with none on
+    assert sorted(found["by_switch"].values()) == ["killed", "survived"]
+    assert found["by_switch"]["None"] == "survived"
+    assert found["refused"].startswith("Cython refuses it: ")
