@@ -82,14 +82,20 @@ def _chosen_files(names: Sequence[str] | None, files: Sequence[str]) -> list[str
     return list(names)
 
 
-def _files(cfg: sweep_config.SweepConfig) -> list[str]:
+def _package_files(cfg: sweep_config.SweepConfig) -> list[str]:
     package = ROOT / cfg.package
     if not package.is_dir():
         raise UsageError(f"package {cfg.package!r} not found under {ROOT}")
     # The compiled core's Cython source is mutated by the same operators, through its Python view.
     found = (p for suffix in ("*.py", "*.pyx") for p in package.rglob(suffix))
-    files = sorted(p.relative_to(ROOT).as_posix() for p in found)
-    return [f for f in files if f not in cfg.exclude]
+    return sorted(p.relative_to(ROOT).as_posix() for p in found)
+
+
+def _files(cfg: sweep_config.SweepConfig, named: Sequence[str] | None = None) -> list[str]:
+    """The package's files a whole run mutates, and any other of its files named with ``--file``."""
+    files = _package_files(cfg)
+    _chosen_files(named, files)
+    return [f for f in files if f not in cfg.exclude or f in (named or ())]
 
 
 def executable_lines(files: Sequence[str]) -> dict[str, list[int]]:
@@ -120,10 +126,13 @@ def executable_lines(files: Sequence[str]) -> dict[str, list[int]]:
 
 
 def _generated(
-    cfg: sweep_config.SweepConfig, selected: frozenset[str] | None = None
+    cfg: sweep_config.SweepConfig,
+    selected: frozenset[str] | None = None,
+    named: Sequence[str] | None = None,
 ) -> tuple[Generated, list[str]]:
-    """Every mutant of the whole run's operators (``[sweep] operators``), and of any selected beside them."""
-    files = _files(cfg)
+    """Every mutant of the whole run's operators (``[sweep] operators``), and of any selected beside them;
+    of the whole run's files, and of any excluded file named beside them."""
+    files = _files(cfg, named)
     names = None if cfg.operators is None else set(cfg.operators) | (selected or set())
     operators = ALL if names is None else tuple(op for op in ALL if op.name in names)
     return generate(ROOT, files, operators), files
@@ -224,7 +233,7 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     shard = _shard(args.shard)
     operators = _operators(args.operator)
     started = time.monotonic()
-    generated, files = _generated(cfg, operators)
+    generated, files = _generated(cfg, operators, args.file)
     only = _chosen_files(args.file, files)
     # The universe is always the whole run's: results of an operator selection hold less than it (or
     # than their shard), which the gate refuses as a partial run.
@@ -281,7 +290,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     shard = _shard(args.shard)
     operators = _operators(args.operator)
-    generated, files = _generated(cfg, operators)
+    generated, files = _generated(cfg, operators, args.file)
     mutants = _selected(generated.mutants, shard, operators, _chosen_files(args.file, files))
     for m in mutants:
         sys.stdout.write(
@@ -292,7 +301,7 @@ def cmd_list(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
 
 
 def cmd_show(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
-    generated, _ = _generated(cfg, frozenset(op.name for op in ALL))
+    generated, _ = _generated(cfg, frozenset(op.name for op in ALL), _package_files(cfg))
     found = [m for m in generated.mutants if m.id == args.id]
     if not found:
         raise UsageError(f"no mutant {args.id!r}; `mutation_sweep.py list` names them")

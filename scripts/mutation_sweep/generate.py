@@ -34,6 +34,7 @@ ANNOTATION, TYPE_CHECKING, SAME_CODE = (
     "under if TYPE_CHECKING",
     "compiles to the same code",
 )
+CATCH_NOTHING, CYTHON_CATCH_NOTHING = "()", "tuple()"
 CYTHON_ONLY = "touches Cython's own syntax (a declaration, signature, cast or nogil block)"
 
 
@@ -160,18 +161,23 @@ def generate_file(
                 if compiles_the_same(text, mutated_source, rel):
                     out.set_aside_at(rel, statement.lineno, SAME_CODE)
                     continue
+                text_of_edit = edit.text
                 if seen is not None:
+                    if operator.name == "remove-handler" and edit.text == CATCH_NOTHING:
+                        # Cython compiles a literal ``except ():`` as a bare ``except:``, which catches
+                        # everything; an empty tuple made at run time catches nothing, as in Python.
+                        text_of_edit = CYTHON_CATCH_NOTHING
                     span = seen.source_span(source, span_of_edit(edit))
                     if span is None:
                         out.set_aside_at(rel, statement.lineno, CYTHON_ONLY)
                         continue
-                    mutated_source, original = splice(source, Edit(edit.node, edit.text, span))
+                    mutated_source, original = splice(source, Edit(edit.node, text_of_edit, span))
                 mutant = Mutant(
                     file=rel,
                     scope=site.scope,
                     operator=operator.name,
                     original=original,
-                    mutated=edit.text,
+                    mutated=text_of_edit,
                     line=statement.lineno,  # a decorated definition's line is its def, as coverage counts it
                     end_line=statement.end_lineno or statement.lineno,
                     column=getattr(edit.node, "col_offset", 0),

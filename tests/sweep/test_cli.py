@@ -147,3 +147,15 @@ def test_a_whole_run_applies_only_the_configured_operators_and_unknown_names_are
     path.write_text('[sweep]\npackage = "pkg"\noperators = ["comparison", "nope"]\n', encoding="utf-8")
     with pytest.raises(sweep_config.ConfigError, match="'nope' names no operator; one of: "):
         sweep_config.load(path)
+
+
+def test_the_core_left_out_of_the_whole_run_is_run_by_name() -> None:
+    """`[sweep] exclude` keeps the core out of a whole run; `--file` names it all the same."""
+    whole = _sweep("list", "--shard", "1/20")
+    assert whole.returncode == 0, whole.stderr
+    assert "_core.pyx" not in whole.stdout
+    core = _sweep("list", "--file", "guard_lib/_core.pyx", "--operator", "comparison")
+    assert core.returncode == 0, core.stderr
+    lines = core.stdout.splitlines()
+    assert lines
+    assert all("  guard_lib/_core.pyx:" in line and " comparison: " in line for line in lines)

@@ -9,7 +9,7 @@ import pytest
 from mutation_sweep.cython_view import view
 from mutation_sweep.distribution.compiled_builds import _errors, _owner
 from mutation_sweep.generate import CYTHON_ONLY, generate
-from mutation_sweep.operators import delete_statement
+from mutation_sweep.operators import delete_statement, remove_handler
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -161,3 +161,19 @@ def test_cython_errors_are_read_with_their_lines() -> None:
         "other/x.pyx:3:1: not ours\nguard_lib/_core.pyx:40:4: Empty declarator\n"
     )
     assert _errors(output, "guard_lib/_core.pyx") == [(12, "Unreachable code"), (40, "Empty declarator")]
+
+
+HANDLER = """\
+def f():
+    try:
+        g()
+    except ValueError:
+        return 1
+"""
+
+
+def test_a_removed_handler_in_cython_catches_nothing_as_in_python(tmp_path: Path) -> None:
+    """Cython compiles a literal ``except ():`` as a bare ``except:``; ``except tuple():`` catches nothing."""
+    generated = generate(_write(tmp_path, HANDLER), ["pkg/core.pyx"], operators=(remove_handler,))
+    [mutant] = generated.mutants
+    assert generated.sources[mutant.id] == HANDLER.replace("except ValueError:", "except tuple():")
