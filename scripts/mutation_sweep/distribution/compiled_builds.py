@@ -9,6 +9,7 @@ compiler's words, and the woven build is made again without it.
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import re
@@ -24,6 +25,7 @@ from critical_harness.compiled import build_env
 from critical_harness.schemata import SWITCH, weave
 from critical_harness.workspace import make_copy
 
+from .. import cython_view
 from ..work_item import Mutant
 
 log = logging.getLogger("mutation_sweep")
@@ -33,6 +35,9 @@ _ERROR = re.compile(r"(?P<file>[\w./-]+\.pyx):(?P<line>\d+):\d+: (?P<what>.*)")
 _BRANCH = re.compile(rf"(?P<indent>\s*)(?:el)?if {SWITCH} == (?P<number>\d+):")
 _ATTEMPTS = 8
 NOT_BUILT = "Cython refuses it"
+# A child names its mutant here before it imports the extension, so that code the module runs at import
+# (installing its fast methods, say) runs mutated too; selecting it after the import would be too late.
+SWITCH_ENV = "GUARD_LIB_SWEEP_SWITCH"
 
 
 @dataclass
@@ -73,6 +78,22 @@ def _owner(woven: list[str], line: int) -> int | None:
     return None
 
 
+def switched_at_import(woven: str) -> str:
+    """The woven source with its switch read from ``SWITCH_ENV`` before any of the module's own code."""
+    trailer = f"cdef int {SWITCH} = 0\n"
+    if trailer not in woven:
+        raise RuntimeError("the woven source does not declare its switch as expected")
+    lines = woven.replace(trailer, "", 1).splitlines(keepends=True)
+    body = ast.parse(cython_view.view(woven).text).body
+    docstring = body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    at = (body[0].end_lineno or 0) if docstring else 0
+    reading = (
+        f"from os import environ as _harness_environ_\n"
+        f'cdef int {SWITCH} = int(_harness_environ_.get("{SWITCH_ENV}", "0"))\n'
+    )
+    return "".join([*lines[:at], reading, *lines[at:]])
+
+
 def _weave_and_build(
     root: Path, copy: Path, file: str, *, mutants: list[Mutant], sources: Mapping[str, str], out: Builds
 ) -> dict[str, int]:
@@ -81,12 +102,13 @@ def _weave_and_build(
     remaining = list(mutants)
     for _ in range(_ATTEMPTS):
         schema = weave(original, [(m.id, sources[m.id]) for m in remaining])
-        (copy / file).write_text(schema.source, encoding="utf-8")
+        woven = switched_at_import(schema.source)
+        (copy / file).write_text(woven, encoding="utf-8")
         code, output = _build(copy)
         if code == 0:
             return schema.numbers
         by_number = {n: mutant_id for mutant_id, n in schema.numbers.items()}
-        woven_lines = schema.source.splitlines()
+        woven_lines = woven.splitlines()
         blamed: dict[str, str] = {}
         for line, what in _errors(output, file):
             number = _owner(woven_lines, line) if line <= len(woven_lines) else None

@@ -31,6 +31,7 @@ from mutation_model import KILLED, SURVIVED, TIMEOUT
 
 from ..select_tests import SUITE
 from ..work_item import NO_TESTS, Mutant, Result
+from .compiled_builds import SWITCH_ENV
 
 WARM_IMPORTS = (
     "pytest",
@@ -154,6 +155,8 @@ def _select_compiled(built: Path, module: str, switch: int | None) -> bool:
     os.chdir(built)
     sys.path.insert(0, str(built))
     os.environ[IMPL_ENV] = "compiled"
+    if switch is not None:
+        os.environ[SWITCH_ENV] = str(switch)
     try:
         extension = importlib.import_module(module)
         if not str(extension.__file__).startswith(str(built)):
