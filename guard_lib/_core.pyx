@@ -818,6 +818,9 @@ cdef class DeviceGuard(_Borrow):
     # taken from it keeps the collector's "finalised" mark, so a reused guard would never warn again.
     cdef char _not_freelisted
 
+    def __init__(self, *args, **kwargs):
+        raise TypeError("DeviceGuard cannot be constructed directly: use DeviceGuard.create(index)")
+
     @classmethod
     def create(cls, device_index, *, runtime=None):
         """Select ``device_index`` on this thread and return a guard that restores the caller's device.
