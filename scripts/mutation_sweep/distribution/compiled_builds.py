@@ -15,13 +15,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from critical_harness.compiled import build_env
+from critical_harness.compiled import build_command, build_env
 from critical_harness.schemata import SWITCH, weave
 from critical_harness.workspace import make_copy
 
@@ -29,7 +28,6 @@ from .. import cython_view
 from ..work_item import Mutant
 
 log = logging.getLogger("mutation_sweep")
-BUILD = ("setup.py", "-q", "build_ext", "--inplace", "--force")
 # Cython names the file, line and column of each error: "guard_lib/_core.pyx:123:8: ..."
 _ERROR = re.compile(r"(?P<file>[\w./-]+\.pyx):(?P<line>\d+):\d+: (?P<what>.*)")
 _BRANCH = re.compile(rf"(?P<indent>\s*)(?:el)?if {SWITCH} == (?P<number>\d+):")
@@ -51,7 +49,7 @@ class Builds:
 
 def _build(copy: Path) -> tuple[int, str]:
     done = subprocess.run(
-        [sys.executable, *BUILD],
+        build_command(),
         cwd=copy,
         env=build_env(dict(os.environ)),
         capture_output=True,
