@@ -234,7 +234,8 @@ cdef object _held(PyObject *bound, bint *weak):
     return held
 
 
-# Python 3.13 names the type in an unset slot's AttributeError by module and qualified name.
+# Python 3.13 names the type in an unset slot's AttributeError by its qualified name, after its module
+# unless that is builtins or __main__.
 cdef bint _QUALIFIED_NAMES = sys.version_info >= (3, 13)
 # From 3.12 a function carries __type_params__, which functools.wraps copies where the wrapped has them.
 cdef bint _TYPE_PARAMS = sys.version_info >= (3, 12)
@@ -243,8 +244,10 @@ cdef bint _TYPE_PARAMS = sys.version_info >= (3, 12)
 cdef str _type_name(object obj):
     """The type of ``obj`` as Python names it where an attribute of the object is missing."""
     cls = type(obj)
-    if not _QUALIFIED_NAMES or cls.__module__ in ("builtins", "__main__"):
+    if not _QUALIFIED_NAMES:
         return cls.__name__
+    if cls.__module__ in ("builtins", "__main__"):
+        return cls.__qualname__
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
@@ -819,7 +822,8 @@ cdef class DeviceGuard(_Borrow):
     cdef char _not_freelisted
 
     def __init__(self, *args, **kwargs):
-        raise TypeError("DeviceGuard cannot be constructed directly: use DeviceGuard.create(index)")
+        # The reference's guard has object's __init__, which on a made guard does nothing with any arguments.
+        pass
 
     @classmethod
     def create(cls, device_index, *, runtime=None):

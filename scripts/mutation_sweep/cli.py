@@ -2,6 +2,8 @@
 
   run    --out FILE [--shard I/N] [--jobs N]   run the sweep (or one shard of it)
          [--operator NAME]... [--file PATH]... only these operators' or files' mutants (never passes the gate)
+         [--id ID]...                          only these mutants (never passes the gate); @FILE reads
+                                               arguments from FILE, one per line
   merge  --out FILE PART...                    combine shard results into one
   list   [--shard I/N] [--operator NAME]... [--file PATH]...   the mutants, one line each
   show   ID                                    one mutant as a diff
@@ -67,10 +69,18 @@ def _selected(
     shard: tuple[int, int] | None,
     operators: frozenset[str] | None,
     files: Sequence[str] | None = None,
+    ids: Sequence[str] | None = None,
 ) -> list[Mutant]:
     chosen = select_shard(mutants, *shard) if shard else list(mutants)
     chosen = chosen if operators is None else [m for m in chosen if m.operator in operators]
-    return chosen if not files else [m for m in chosen if m.file in files]
+    chosen = chosen if not files else [m for m in chosen if m.file in files]
+    if not ids:
+        return chosen
+    unknown = sorted(set(ids) - {m.id for m in mutants})
+    if unknown:
+        raise UsageError(f"--id {unknown[0]!r} names no mutant of this selection; `list` names them")
+    wanted = set(ids)
+    return [m for m in chosen if m.id in wanted]
 
 
 def _chosen_files(names: Sequence[str] | None, files: Sequence[str]) -> list[str] | None:
@@ -238,14 +248,15 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     # The universe is always the whole run's: results of an operator selection hold less than it (or
     # than their shard), which the gate refuses as a partial run.
     universe = universe_of(m.id for m in generated.mutants)
-    mutants = _selected(generated.mutants, shard, operators, only)
+    mutants = _selected(generated.mutants, shard, operators, only, args.id)
     log.info(
-        "sweep: %d mutants generated, %d to run%s%s%s; skipped: %s",
+        "sweep: %d mutants generated, %d to run%s%s%s%s; skipped: %s",
         len(generated.mutants),
         len(mutants),
         f" (shard {shard[0]}/{shard[1]})" if shard else "",
         f" (operators {', '.join(sorted(operators))}: not a whole run)" if operators else "",
         f" (files {', '.join(only)}: not a whole run)" if only else "",
+        f" ({len(args.id)} named by --id: not a whole run)" if args.id else "",
         dict(generated.skipped) or "none",
     )
     mapping = test_map(ROOT, cfg.package, cfg.pytest_args)
@@ -314,7 +325,10 @@ def cmd_show(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="mutation_sweep.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="mutation_sweep.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        fromfile_prefix_chars="@",
     )
     parser.add_argument("--config", type=Path, default=ROOT / "mutation_config.toml")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -324,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="children at a time")
     run.add_argument("--operator", action="append", help="run only this operator's mutants (repeatable)")
     run.add_argument("--file", action="append", help="run only this file's mutants (repeatable)")
+    run.add_argument("--id", action="append", help="run only this mutant (repeatable)")
     merge_ = sub.add_parser("merge", help="combine the results of shards 1..N")
     merge_.add_argument("--out", type=Path, required=True)
     merge_.add_argument("parts", nargs="+")

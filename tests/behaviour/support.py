@@ -45,9 +45,13 @@ class EntryPointRuntime(SimulatedRuntime):
         self._c_set_device = _SetDevice(set_device)
 
     def c_entry_points(self) -> tuple[object, object]:
+        return self.capsules(GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE)
+
+    def capsules(self, get_name: bytes | None, set_name: bytes | None) -> tuple[object, object]:
+        """This runtime's C functions as capsules under the names given (None: a capsule with no name)."""
         return (
-            _capsule(ctypes.cast(self._c_get_device, ctypes.c_void_p), GET_DEVICE_SIGNATURE, None),
-            _capsule(ctypes.cast(self._c_set_device, ctypes.c_void_p), SET_DEVICE_SIGNATURE, None),
+            _capsule(ctypes.cast(self._c_get_device, ctypes.c_void_p), get_name, None),
+            _capsule(ctypes.cast(self._c_set_device, ctypes.c_void_p), set_name, None),
         )
 
     def __repr__(self) -> str:

@@ -985,7 +985,7 @@ def _op_misuse(world: World, *, what: str, r: int) -> object:
     return _hold_borrows(world, made)
 
 
-# What a caller may try on a borrow and is refused.
+# What a caller may try on a borrow and is refused (or, for a made guard's __init__, ignored).
 BORROW_MISUSE: dict[str, Callable[[Any], object]] = {
     "copy": copy.copy,
     "deepcopy": copy.deepcopy,
@@ -994,6 +994,7 @@ BORROW_MISUSE: dict[str, Callable[[Any], object]] = {
     "exit-keyword": lambda borrow: borrow.__exit__(exc=None),
     "enter-argument": lambda borrow: borrow.__enter__(1),
     "take-argument": lambda borrow: borrow.take(1),
+    "guard-reinit": lambda borrow: borrow.__init__(2, runtime=None),
 }
 
 
@@ -1443,7 +1444,9 @@ if "argument-error-messages" not in KNOWN_BUGS:
 BORROW_MISUSES = ["copy", "deepcopy", "pickle"]
 if "argument-error-messages" not in KNOWN_BUGS:
     BORROW_MISUSES += ["close-keyword", "exit-keyword", "enter-argument"]
-GUARD_MISUSES = [] if "argument-error-messages" in KNOWN_BUGS else ["take-argument"]
+GUARD_MISUSES = ["guard-reinit"]
+if "argument-error-messages" not in KNOWN_BUGS:
+    GUARD_MISUSES.append("take-argument")
 
 
 def _answer() -> st.SearchStrategy[tuple[str, tuple[str, Any]]]:
