@@ -112,6 +112,7 @@ def attach_sweep(ev: Evaluation, path: Path, config: Path) -> None:
     """Judge the sweep's results against its reviewed equivalents; bad input is an InputError."""
     try:
         ev.sweep_results = load_sweep(path)
-        ev.sweep = judge(ev.sweep_results, sweep_config.load(config).equivalents)
+        cfg = sweep_config.load(config)
+        ev.sweep = judge(ev.sweep_results, cfg.equivalents, cfg.operators)
     except (ResultsError, sweep_config.ConfigError) as exc:
         raise InputError(str(exc)) from exc

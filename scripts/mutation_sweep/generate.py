@@ -6,8 +6,10 @@ compiles to the same code as the original.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
+import bisect
 import dataclasses
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -139,6 +141,42 @@ def splice(source: str, edit: Edit) -> tuple[str, str]:
     return (data[:start] + replacement.encode() + data[end:]).decode(), original
 
 
+class _TopLevel:
+    """A module's top-level statements, so that a mutant's code is compared where it was made only."""
+
+    def __init__(self, tree: ast.Module, text: str) -> None:
+        self.lines = text.splitlines(keepends=True)
+        self.starts = [
+            min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in tree.body
+        ]
+        self.ends = [s.end_lineno or s.lineno for s in tree.body]
+        future = [s for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
+        self.future = {tree.body.index(s) for s in future}
+        self.flags = 0
+        for statement in future:
+            for alias in statement.names:
+                feature = getattr(__future__, alias.name, None)
+                self.flags |= feature.compiler_flag if feature is not None else 0
+
+    def around(self, edit: Edit, mutated: str) -> tuple[str, str]:
+        """The top-level statement holding ``edit``, as it was and as mutated (the whole module where the
+        edit is not inside one)."""
+        first, _, last, _ = span_of_edit(edit)
+        k = bisect.bisect_right(self.starts, first) - 1
+        if k < 0 or last > self.ends[k]:
+            return "".join(self.lines), mutated
+        start, end = self.starts[k], self.ends[k]
+        mutated_lines = mutated.splitlines(keepends=True)
+        moved = len(mutated_lines) - len(self.lines)
+        # After the first statement a string is no docstring: keep one before it, as the module does (a
+        # future import must come first, and is no string).
+        before = "pass\n" if k and k not in self.future else ""
+        return (
+            before + "".join(self.lines[start - 1 : end]),
+            before + "".join(mutated_lines[start - 1 : end + moved]),
+        )
+
+
 def generate_file(
     path: Path, rel: str, out: Generated, loaded: set[str], operators: Sequence[ModuleType] = ALL
 ) -> None:
@@ -147,6 +185,7 @@ def generate_file(
     seen = cython_view.view(source) if is_cython(rel) else None
     text = source if seen is None else seen.text
     tree = ast.parse(text, filename=rel)
+    statements = _TopLevel(tree, text)
     prepare(operators, tree)
     made: set[str] = set()
     occurrences: dict[str, int] = {}
@@ -158,7 +197,7 @@ def generate_file(
                     out.set_aside_at(rel, statement.lineno, site.skip)
                     continue
                 mutated_source, original = splice(text, edit)
-                if compiles_the_same(text, mutated_source, rel):
+                if compiles_the_same(*statements.around(edit, mutated_source), rel, statements.flags):
                     out.set_aside_at(rel, statement.lineno, SAME_CODE)
                     continue
                 text_of_edit = edit.text

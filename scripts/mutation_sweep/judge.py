@@ -48,14 +48,18 @@ def _short(text: str, limit: int = 60) -> str:
     return repr(one if len(one) <= limit else one[: limit - 3] + "...")
 
 
-def judge(results: SweepResults, equivalents: tuple[Equivalent, ...]) -> Judgement:
+def judge(
+    results: SweepResults, equivalents: tuple[Equivalent, ...], operators: tuple[str, ...] | None = None
+) -> Judgement:
+    """``operators``: those a whole run applies (None: all); a review of another's mutant is not stale."""
     j = Judgement(shard=results.shard)
     reviewed: dict[str, Equivalent] = {}
     for entry in equivalents:
         hits = [r for r in results.results if entry.matches(r.mutant)]
         if not hits:
-            # On a declared shard the mutant may be another shard's: only a whole run can call it stale.
-            if results.shard is None:
+            # On a declared shard the mutant may be another shard's, and an operator the whole run does not
+            # apply makes none: only a whole run of the entry's operator can call it stale.
+            if results.shard is None and (operators is None or entry.operator in operators):
                 j.stale.append(entry)
             continue
         killed = [r for r in hits if r.verdict in (KILLED, TIMEOUT)]

@@ -149,13 +149,25 @@ def test_a_whole_run_applies_only_the_configured_operators_and_unknown_names_are
         sweep_config.load(path)
 
 
-def test_the_core_left_out_of_the_whole_run_is_run_by_name() -> None:
-    """`[sweep] exclude` keeps the core out of a whole run; `--file` names it all the same."""
-    whole = _sweep("list", "--shard", "1/20")
+def test_a_whole_run_takes_in_the_core_and_an_excluded_file_runs_only_by_name(tmp_path: Path) -> None:
+    """The core is mutated with the Python; `[sweep] exclude` leaves a file out, and `--file` names it."""
+    whole = _sweep("list", "--operator", "drop-element")
     assert whole.returncode == 0, whole.stderr
-    assert "_core.pyx" not in whole.stdout
-    core = _sweep("list", "--file", "guard_lib/_core.pyx", "--operator", "comparison")
+    assert "  guard_lib/_core.pyx:" in whole.stdout
+    config = tmp_path / "mutation_config.toml"
+    config.write_text(
+        (ROOT / "mutation_config.toml")
+        .read_text(encoding="utf-8")
+        .replace("\nexclude = []\n", '\nexclude = ["guard_lib/_core.pyx"]\n'),
+        encoding="utf-8",
+    )
+    assert 'exclude = ["guard_lib/_core.pyx"]' in config.read_text(encoding="utf-8")
+    left_out = _sweep("--config", str(config), "list", "--operator", "drop-element")
+    assert left_out.returncode == 0, left_out.stderr
+    assert left_out.stdout
+    assert "_core.pyx" not in left_out.stdout
+    core = _sweep("--config", str(config), "list", "--file", "guard_lib/_core.pyx", "--operator", "drop-element")
     assert core.returncode == 0, core.stderr
     lines = core.stdout.splitlines()
     assert lines
-    assert all("  guard_lib/_core.pyx:" in line and " comparison: " in line for line in lines)
+    assert all("  guard_lib/_core.pyx:" in line and " drop-element: " in line for line in lines)

@@ -132,6 +132,14 @@ def test_on_a_declared_shard_reviews_of_other_shards_are_not_stale() -> None:
     assert j.findings() == []
 
 
+def test_reviews_of_an_operator_the_whole_run_does_not_apply_are_not_stale() -> None:
+    # Such an operator runs by name; its reviews wait for that run, and a whole run cannot judge them.
+    run = _run([KILLED])
+    j = judge(run, (_review(9),), operators=("delete-statement",))
+    assert j.stale == []
+    assert judge(run, (_review(9),), operators=("comparison",)).stale != []
+
+
 def _config(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "c.toml"
     path.write_text(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from types import CodeType
 
 _COMPARED = (
@@ -26,9 +27,20 @@ def _shape(value: object) -> object:
     return (type(value).__name__, repr(value))
 
 
-def compiles_the_same(original: str, mutated: str, filename: str) -> bool:
+@lru_cache(maxsize=256)
+def _original_shape(original: str, filename: str, flags: int) -> object:
+    # Many mutants share their original: compile it once.
+    return _shape(compile(original, filename, "exec", flags=flags, dont_inherit=True))
+
+
+def compiles_the_same(original: str, mutated: str, filename: str, flags: int = 0) -> bool:
+    """Whether ``mutated`` compiles to the code ``original`` does; ``flags`` are the module's future flags.
+
+    Both may be one top-level statement of a module rather than all of it: the code a statement compiles
+    to does not depend on the statements around it, beyond the future flags.
+    """
     try:
-        mutated_code = compile(mutated, filename, "exec", dont_inherit=True)
+        mutated_code = compile(mutated, filename, "exec", flags=flags, dont_inherit=True)
     except SyntaxError:
         return False
-    return _shape(compile(original, filename, "exec", dont_inherit=True)) == _shape(mutated_code)
+    return _original_shape(original, filename, flags) == _shape(mutated_code)
