@@ -9,6 +9,7 @@ lies in memory; an offer the core cannot use exactly is no offer; and nothing co
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -260,8 +261,10 @@ def test_a_bound_enter_called_through_its_call_refuses_an_argument() -> None:
     assert rt.current_device == 0
 
 
-def test_a_decorated_function_has_type_params_exactly_where_the_function_has() -> None:
-    # functools.wraps copies __type_params__ from Python 3.12 on, where every function has them.
+def test_a_decorated_function_has_type_params_exactly_as_the_references_python_wrapper() -> None:
+    # From Python 3.12 every Python function has __type_params__ (empty unless generic) and functools.wraps
+    # copies the wrapped one's; a wrapped callable without them (a partial, a builtin) leaves the wrapper's
+    # own, empty. Before 3.12 there are none.
     def plain() -> None:
         pass
 
@@ -271,11 +274,13 @@ def test_a_decorated_function_has_type_params_exactly_where_the_function_has() -
     params = (TypeVar("T"),)
     if sys.version_info >= (3, 12):
         generic.__type_params__ = params  # type: ignore[attr-defined]
-    for function in (plain, generic):
+    for function in (plain, generic, functools.partial(plain), len):
         decorated = device(0, runtime=SimulatedRuntime(2))(function)
-        absent = object()
-        assert getattr(decorated, "__type_params__", absent) == getattr(function, "__type_params__", absent)
-    assert hasattr(plain, "__type_params__") == (sys.version_info >= (3, 12))
+        if sys.version_info >= (3, 12):
+            assert decorated.__type_params__ == getattr(function, "__type_params__", ())
+        else:
+            assert not hasattr(decorated, "__type_params__")
+    assert getattr(generic, "__type_params__", None) == (params if sys.version_info >= (3, 12) else None)
 
 
 @pytest.mark.parametrize("module", ["some.where", "__main__", "builtins"])

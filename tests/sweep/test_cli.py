@@ -166,7 +166,8 @@ def test_a_whole_run_takes_in_the_core_and_an_excluded_file_runs_only_by_name(tm
     assert left_out.returncode == 0, left_out.stderr
     assert left_out.stdout
     assert "_core.pyx" not in left_out.stdout
-    core = _sweep("--config", str(config), "list", "--file", "guard_lib/_core.pyx", "--operator", "drop-element")
+    named = ("--file", "guard_lib/_core.pyx", "--operator", "drop-element")
+    core = _sweep("--config", str(config), "list", *named)
     assert core.returncode == 0, core.stderr
     lines = core.stdout.splitlines()
     assert lines
