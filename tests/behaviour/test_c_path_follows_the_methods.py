@@ -40,7 +40,8 @@ class _Stand:
     __slots__ = ("kind", "log", "runtime")
 
     def __init__(self, kind: str, runtime: SimulatedRuntime) -> None:
-        self.kind, self.runtime, self.log = kind, runtime, []
+        self.kind, self.runtime = kind, runtime
+        self.log: list[str] = []
 
     def __call__(self, *args: object) -> Any:
         self.log.append(self.kind)
@@ -125,7 +126,7 @@ def test_a_runtime_given_another_class_is_called_through_that_classs_method(new_
 
     def with_own_method() -> type[Base]:
         cls = type("WithItsOwn", (Base,), {"__slots__": (), "get_device": own_get_device})
-        cls.get_device  # noqa: B018 - the lookup gives the type its version now
+        getattr(cls, "get_device")  # noqa: B009 - the lookup gives the type its version now
         return cls
 
     older = with_own_method() if new_class_is == "older" else None
@@ -207,7 +208,11 @@ def test_a_method_that_is_a_property_is_called_through_python(kind: str) -> None
     log: list[str] = []
 
     def give(self: SimulatedRuntime) -> Callable[..., Any]:
-        return lambda *args: (log.append(kind), _simulate(kind, self, args))[1]
+        def given(*args: object) -> Any:
+            log.append(kind)
+            return _simulate(kind, self, args)
+
+        return given
 
     rt = type("Giving", (EntryPointRuntime,), {"__slots__": (), kind: property(give)})(2)
     with device(1, runtime=rt):
@@ -251,7 +256,7 @@ def test_a_runtime_is_never_compared() -> None:
 
 def test_a_bound_enter_called_through_its_call_refuses_an_argument() -> None:
     rt = SimulatedRuntime(2)
-    borrow = device(1, runtime=rt)
+    borrow: Any = device(1, runtime=rt)
     with pytest.raises(TypeError):
         borrow.__enter__.__call__(5)
     assert (rt.current_device, rt.calls) == (0, [])

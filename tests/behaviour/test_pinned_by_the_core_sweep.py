@@ -294,11 +294,11 @@ def test_close_from_another_thread_refuses_before_comparing_devices() -> None:
 def test_init_called_again_on_a_made_guard_changes_nothing() -> None:
     # The reference's guard has object's __init__: on a made guard it accepts anything and does nothing.
     rt = SimulatedRuntime(3)
-    guard = DeviceGuard.create(1, runtime=rt).unwrap()
-    assert guard.__init__() is None  # type: ignore[misc]
-    assert DeviceGuard.__init__(guard, 2, runtime=rt) is None  # type: ignore[misc]
+    guard: Any = DeviceGuard.create(1, runtime=rt).unwrap()
+    assert guard.__init__() is None
+    assert guard.__init__(2, runtime=rt) is None
     assert (guard.current_device, guard.original_device, rt.current_device) == (1, 0, 1)
     guard.close()
     assert rt.current_device == 0
     with pytest.raises(TypeError, match="DeviceGuard cannot be constructed directly"):
-        DeviceGuard(1)  # type: ignore[call-arg]
+        DeviceGuard(1)
