@@ -30,7 +30,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from critical_harness.compiled import HEADER as _HEADER
 from critical_harness.engine import tail
 from mutation_config_file import ConfigFileError, read_config

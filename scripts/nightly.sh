@@ -20,7 +20,7 @@ gone = [name for name in need if importlib.util.find_spec(name) is None]
 sys.exit(", ".join(gone) if gone else 0)
 PYCHECK
 ); then
-  echo "nightly.sh: $PY lacks ${missing}; install the tools first: pip install -e '.[test,dev]' (see README)" >&2
+  echo "nightly.sh: $PY lacks ${missing}; install the tools first: pip install -e '.[test,dev]' -e ./scripts (see README)" >&2
   exit 2
 fi
 mkdir -p reports

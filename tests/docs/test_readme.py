@@ -30,8 +30,6 @@ else:
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SCRIPTS = ROOT / "scripts"
-if str(SCRIPTS) not in sys.path:
-    sys.path.insert(0, str(SCRIPTS))
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 
@@ -161,6 +159,15 @@ def _install_names_this_package(where: str, args: list[str]) -> None:
     assert requirement.url is None or requirement.url.startswith("git+https://"), where
 
 
+def _parses_as_guard_mutation(where: str, args: list[str]) -> None:
+    from guard_mutation.cli import build_parser
+
+    try:
+        build_parser().parse_args(args)
+    except SystemExit as exc:
+        pytest.fail(f"{where}: its parser refused it (exit {exc.code})")
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The working tree as git sees it (tracked and new files, nothing ignored), copied."""
@@ -214,6 +221,9 @@ def test_each_shell_command_is_valid_and_the_cheap_ones_run(
         return
     if words[:2] == ["pip", "install"]:
         _install_names_this_package(where, words[2:])
+        return
+    if words[0] == "guard-mutation":
+        _parses_as_guard_mutation(where, words[1:])
         return
     assert words[0] == "python", f"{where}: not a command this test knows"
     script, args = words[1], words[2:]

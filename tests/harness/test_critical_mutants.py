@@ -32,8 +32,6 @@ FIXTURE = Path(__file__).resolve().parent / "fixture_project"
 CORE = "counterpkg/core.py"
 T = "tests/check_core.py::"
 
-if str(SCRIPT.parent) not in sys.path:
-    sys.path.insert(0, str(SCRIPT.parent))
 import critical_mutants as cm  # noqa: E402
 from mutation_model import mutant_key  # noqa: E402
 

@@ -10,7 +10,6 @@ when none does.
 from __future__ import annotations
 
 import shutil
-import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -18,8 +17,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO / "scripts") not in sys.path:
-    sys.path.insert(0, str(REPO / "scripts"))
 from critical_harness.catalogue import load_config  # noqa: E402
 from critical_harness.compiled import is_compiled, scope_spans  # noqa: E402
 from critical_harness.model import TestRun as Run  # noqa: E402

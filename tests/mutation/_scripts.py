@@ -1,4 +1,4 @@
-"""Puts scripts/ on sys.path so the tests import the CI scripts as the scripts import each other.
+"""Helpers for the tooling's tests: mutmut results as the exporter writes them.
 
 Imported first by every test module here; it never imports guard_lib, so these tests do not depend
 on the library's state.
@@ -7,14 +7,11 @@ on the library's state.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
-if str(SCRIPTS) not in sys.path:
-    sys.path.insert(0, str(SCRIPTS))
 
 
 def mutant(name: str, status: str = "survived", **extra: Any) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import _scripts  # noqa: F401 - puts scripts/ on sys.path
 import pytest
 from mutation_report import visibility
 

@@ -1,0 +1,196 @@
+"""``guard-mutation``: run the engines into one store, and report and gate from it.
+
+  run    [ENGINE|all]... [--store FILE] [--shard I/N] [--jobs N]   run engines; put their results in FILE
+  add    --engine NAME RESULTS [--store FILE]   put results an engine wrote itself (a plain `mutmut run`,
+                                                exported) into the store
+  merge  --out FILE STORE...                    join stores (shards of one run) into one
+  list   ENGINE [ARGS...]                       the engine's mutants, as its own `list` prints them
+  show   ID                                     one mutant as a diff (the engine is told by the id)
+  report --store FILE [--json F] [--html F] [--markdown F]   one report of every engine in the store
+  gate   --store FILE                           the gate over every engine in the store
+
+The store defaults to reports/mutation-store.json. Exit status: 0 done (for gate: it passes); 1 a finding
+(gate: a survivor nobody reviewed, a stale or refuted review, a critical mutant alive; run: an engine's
+own run found one); 2 bad input, with one line saying what and where, and nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import store as stores
+from .engines import ENGINES, RunOptions, engine_of
+
+DEFAULT_STORE = Path("reports/mutation-store.json")
+EXIT_BAD_INPUT = 2
+
+
+class UsageError(Exception):
+    """Bad input: exit 2."""
+
+
+def _engines(names: Sequence[str]) -> list[str]:
+    if not names or "all" in names:
+        return list(ENGINES)
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown:
+        raise UsageError(f"{unknown[0]!r} names no engine; one of: all, {', '.join(ENGINES)}")
+    return list(dict.fromkeys(names))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    names = _engines(args.engines)
+    held = stores.load_or_empty(args.store)  # a store that cannot be read fails now, before any run
+    options = RunOptions(shard=args.shard, jobs=args.jobs)
+    worst = 0
+    with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
+        for name in names:
+            out = Path(scratch) / f"{name}.json"
+            code = ENGINES[name].run(options, out)
+            if code not in (0, 1) or not out.exists():
+                raise UsageError(
+                    f"{name} did not run to the end (exit status {code}); the store is unchanged"
+                )
+            worst = max(worst, code)
+            held = held.with_results(name, stores.read_results(name, out), name)
+            stores.write(held, args.store)  # each engine's results kept as soon as it has them
+    sys.stdout.write(f"guard-mutation: {', '.join(names)} -> {args.store}\n")
+    return worst
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    if args.engine not in ENGINES:
+        raise UsageError(f"--engine {args.engine!r} names no engine; one of: {', '.join(ENGINES)}")
+    held = stores.load_or_empty(args.store)
+    held = held.with_results(args.engine, stores.read_results(args.engine, args.results), str(args.results))
+    stores.write(held, args.store)
+    sys.stdout.write(f"guard-mutation: {args.engine} from {args.results} -> {args.store}\n")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    merged = stores.Store()
+    for path in args.stores:
+        for name, document in stores.load(path).engines.items():
+            merged = merged.with_results(name, document, str(path))
+    stores.write(merged, args.out)
+    sys.stdout.write(f"guard-mutation: merged {len(args.stores)} store(s) -> {args.out}\n")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    if args.engine not in ENGINES:
+        raise UsageError(f"{args.engine!r} names no engine; one of: {', '.join(ENGINES)}")
+    return ENGINES[args.engine].list(args.rest)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    return engine_of(args.id).show(args.id)
+
+
+def _engine_files(held: stores.Store, scratch: Path, where: Path) -> list[str]:
+    """The store's results as the files and options the report and the gate read."""
+    if "mutmut" not in held.engines:
+        raise UsageError(f"{where}: holds no mutmut results, which the report and the gate start from")
+    argv: list[str] = []
+    for name, document in held.engines.items():
+        path = scratch / f"{name}.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        argv += [ENGINES[name].report_option, str(path)]
+    return argv
+
+
+def _config(args: argparse.Namespace) -> list[str]:
+    return [] if args.config is None else ["--config", str(args.config)]
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from mutation_report import main as report
+
+    held = stores.load(args.store)
+    outputs: list[str] = []
+    for option in ("json", "html", "markdown"):
+        if getattr(args, option):
+            outputs += [f"--{option}", getattr(args, option)]
+    with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
+        return report([*_engine_files(held, Path(scratch), args.store), *_config(args), *outputs])
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from mutation_gate import main as gate
+
+    held = stores.load(args.store)
+    with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
+        return gate([*_engine_files(held, Path(scratch), args.store), *_config(args)])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="guard-mutation", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_store(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--store", type=Path, default=DEFAULT_STORE, help=f"default {DEFAULT_STORE}")
+
+    def with_config(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--config", type=Path, help="mutation_config.toml (default: the project's)")
+
+    run = sub.add_parser("run", help="run engines and put their results in the store")
+    run.add_argument("engines", nargs="*", metavar="ENGINE", help=f"all (default), {', '.join(ENGINES)}")
+    with_store(run)
+    run.add_argument("--shard", metavar="I/N", help="run shard I of N (mutmut and the sweep)")
+    run.add_argument("--jobs", type=int, help="parallel mutants")
+    run.set_defaults(func=cmd_run)
+
+    add = sub.add_parser("add", help="put an engine's results file into the store")
+    add.add_argument("--engine", required=True, help=", ".join(ENGINES))
+    add.add_argument("results", type=Path)
+    with_store(add)
+    add.set_defaults(func=cmd_add)
+
+    merge = sub.add_parser("merge", help="join stores into one")
+    merge.add_argument("--out", type=Path, required=True)
+    merge.add_argument("stores", nargs="+", type=Path)
+    merge.set_defaults(func=cmd_merge)
+
+    lst = sub.add_parser("list", help="an engine's mutants")
+    lst.add_argument("engine", help=", ".join(ENGINES))
+    lst.add_argument("rest", nargs=argparse.REMAINDER, help="the engine's own list options")
+    lst.set_defaults(func=cmd_list)
+
+    show = sub.add_parser("show", help="one mutant as a diff")
+    show.add_argument("id")
+    show.set_defaults(func=cmd_show)
+
+    report = sub.add_parser("report", help="one report of every engine in the store")
+    with_store(report)
+    with_config(report)
+    for option in ("json", "html", "markdown"):
+        report.add_argument(f"--{option}", metavar="FILE")
+    report.set_defaults(func=cmd_report)
+
+    gate = sub.add_parser("gate", help="the gate over every engine in the store")
+    with_store(gate)
+    with_config(gate)
+    gate.set_defaults(func=cmd_gate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except (UsageError, stores.StoreError) as exc:
+        sys.stderr.write(f"guard-mutation: error: {exc}\n")
+        return EXIT_BAD_INPUT
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

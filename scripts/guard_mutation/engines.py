@@ -1,0 +1,239 @@
+"""The engines, registered in one table: how each runs, lists, shows, and reads and merges its results.
+
+Each engine keeps its own command line and results format; an adapter here is all the tool knows of it.
+Adding an engine is one adapter and its entry in ``ENGINES``. Modules are imported when used, so that
+``guard-mutation --help`` loads no engine (nor mutmut).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class EngineError(Exception):
+    """An engine's results that its own reader refuses, or cannot merge."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    shard: str | None = None  # "I/N"
+    jobs: int | None = None
+
+
+def _through_file(document: Mapping[str, Any], read: Callable[[Path], Any], label: str = "results") -> Any:
+    # The engines read their results from files: hand them one, and name it as the caller knows it.
+    with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
+        path = Path(scratch) / "results.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        try:
+            return read(path)
+        except EngineError as exc:
+            raise EngineError(str(exc).replace(str(path), label)) from exc
+
+
+def _written(write: Callable[[Path], None]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
+        path = Path(scratch) / "merged.json"
+        write(path)
+        document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return document
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    summary: str
+    report_option: str  # how mutation_report.py and mutation_gate.py take its results
+    run: Callable[[RunOptions, Path], int]  # writes the results to the path; the engine's exit status
+    read: Callable[[Path], Any]  # the engine's own reader: EngineError where it refuses the file
+    list: Callable[[Sequence[str]], int]
+    show: Callable[[str], int]
+    merge: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]
+
+    def is_shard(self, document: Mapping[str, Any]) -> bool:
+        return document.get("shard") is not None
+
+    def check(self, document: Mapping[str, Any], label: str) -> None:
+        """EngineError where the engine's own reader refuses ``document`` (``label`` names it)."""
+        _through_file(document, self.read, label)
+
+
+# --- the critical-mutant catalogue --------------------------------------------------------------------
+
+
+def _catalogue_run(options: RunOptions, out: Path) -> int:
+    from critical_harness.cli import main
+
+    argv = ["run", "--json", str(out)]
+    if options.jobs is not None:
+        argv += ["--jobs", str(options.jobs)]
+    return main(argv)
+
+
+def _catalogue_read(path: Path) -> Any:
+    from mutation_engine_inputs import load_critical
+    from mutation_io import InputError
+
+    try:
+        return load_critical(path)
+    except InputError as exc:
+        raise EngineError(str(exc)) from exc
+
+
+def _catalogue_list(args: Sequence[str]) -> int:
+    from critical_harness.cli import main
+
+    return main(["list", *args])
+
+
+def _catalogue_show(mutant_id: str) -> int:
+    from critical_harness.cli import main
+
+    return main(["show", mutant_id])
+
+
+def _catalogue_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    raise EngineError("the catalogue runs whole, never in shards: there is nothing to merge")
+
+
+# --- mutmut ---------------------------------------------------------------------------------------------
+
+
+def _mutmut_run(options: RunOptions, out: Path) -> int:
+    from mutation_run import main
+
+    argv = ["run", "--out", str(out)]
+    if options.shard:
+        argv += ["--shard", options.shard]
+    if options.jobs is not None:
+        argv += ["--max-children", str(options.jobs)]
+    return main(argv)
+
+
+def _mutmut_read(path: Path) -> Any:
+    from mutation_common import load_results
+    from mutation_io import InputError
+
+    try:
+        return load_results(path, hint="guard-mutation run mutmut")
+    except InputError as exc:
+        raise EngineError(str(exc)) from exc
+
+
+def _mutmut_list(args: Sequence[str]) -> int:
+    from mutation_run import main
+
+    return main(["list", *args])
+
+
+def _mutmut_show(mutant_id: str) -> int:
+    import subprocess
+    import sys
+
+    # mutmut's own command shows its mutants; it reads ./mutants, which a run left.
+    return subprocess.run([sys.executable, "-m", "mutmut", "show", mutant_id], check=False).returncode
+
+
+def _mutmut_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    from mutation_io import InputError
+    from mutation_shards import merge_results
+
+    try:
+        merged = merge_results([_through_file(d, _mutmut_read) for d in documents])
+    except InputError as exc:
+        raise EngineError(str(exc)) from exc
+    return _written(merged.write)
+
+
+# --- the line sweep -----------------------------------------------------------------------------------
+
+
+def _sweep_run(options: RunOptions, out: Path) -> int:
+    from mutation_sweep.cli import main
+
+    argv = ["run", "--out", str(out)]
+    if options.shard:
+        argv += ["--shard", options.shard]
+    if options.jobs is not None:
+        argv += ["--jobs", str(options.jobs)]
+    return main(argv)
+
+
+def _sweep_read(path: Path) -> Any:
+    from mutation_sweep.tools.results import ResultsError, load
+
+    try:
+        return load(path)
+    except ResultsError as exc:
+        raise EngineError(str(exc)) from exc
+
+
+def _sweep_list(args: Sequence[str]) -> int:
+    from mutation_sweep.cli import main
+
+    return main(["list", *args])
+
+
+def _sweep_show(mutant_id: str) -> int:
+    from mutation_sweep.cli import main
+
+    return main(["show", mutant_id])
+
+
+def _sweep_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    from mutation_sweep.tools.results import ResultsError, merge
+
+    try:
+        merged = merge([_through_file(d, _sweep_read) for d in documents])
+    except ResultsError as exc:
+        raise EngineError(str(exc)) from exc
+    return _written(merged.write)
+
+
+ENGINES: dict[str, Engine] = {
+    "catalogue": Engine(
+        "catalogue",
+        "the named critical mutants (mutation_config.toml [[mutant]]), each killed by its named tests",
+        "--critical",
+        _catalogue_run,
+        _catalogue_read,
+        _catalogue_list,
+        _catalogue_show,
+        _catalogue_merge,
+    ),
+    "mutmut": Engine(
+        "mutmut",
+        "mutmut 3.8 over the reference's function bodies",
+        "--results",
+        _mutmut_run,
+        _mutmut_read,
+        _mutmut_list,
+        _mutmut_show,
+        _mutmut_merge,
+    ),
+    "sweep": Engine(
+        "sweep",
+        "every executable line of the Python and the core's Cython, by the sweep's operators",
+        "--sweep",
+        _sweep_run,
+        _sweep_read,
+        _sweep_list,
+        _sweep_show,
+        _sweep_merge,
+    ),
+}
+
+
+def engine_of(mutant_id: str) -> Engine:
+    """The engine that names its mutants so: the sweep's ``sweep-…``, mutmut's ``…__mutmut_N``, else the
+    catalogue's."""
+    if mutant_id.startswith("sweep-"):
+        return ENGINES["sweep"]
+    if "__mutmut_" in mutant_id:
+        return ENGINES["mutmut"]
+    return ENGINES["catalogue"]

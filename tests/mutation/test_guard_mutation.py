@@ -1,0 +1,235 @@
+"""``guard-mutation``: engines run into one store; the report and the gate read it; bad input is exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import _scripts
+import pytest
+from guard_mutation import cli, engines
+from guard_mutation.store import FORMAT, StoreError, load
+
+F = "pkg.mod.x_f__mutmut_"
+GATE_CONFIG = "[gate]\nmin_score = 100.0\n"
+
+
+def _mutmut(path: Path, *statuses: str, shard: tuple[int, int] | None = None) -> Path:
+    names = [F + str(i) for i in range(1, len(statuses) + 1)]
+    mutants = [_scripts.mutant(n, s) for n, s in zip(names, statuses, strict=True)]
+    if shard is None:
+        return _scripts.results_file(path, mutants)
+    index, count = shard
+    from mutation_common import universe_of
+
+    mine = mutants[index - 1 :: count]
+    return _scripts.results_file(
+        path, mine, shard={"index": index, "count": count}, universe=universe_of(names)
+    )
+
+
+def _config(tmp_path: Path) -> Path:
+    path = tmp_path / "mutation_config.toml"
+    path.write_text(GATE_CONFIG, encoding="utf-8")
+    return path
+
+
+def test_help_names_every_subcommand() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "guard_mutation", "--help"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0
+    for word in ("run", "add", "merge", "list", "show", "report", "gate"):
+        assert f"\n  {word} " in done.stdout
+
+
+def test_an_engines_results_go_into_one_versioned_store(tmp_path: Path) -> None:
+    store = tmp_path / "store.json"
+    assert (
+        cli.main(
+            ["add", "--engine", "mutmut", str(_mutmut(tmp_path / "m.json", "killed")), "--store", str(store)]
+        )
+        == 0
+    )
+    data = json.loads(store.read_text(encoding="utf-8"))
+    assert (data["format"], data["version"]) == (FORMAT, 1)
+    assert list(data["engines"]) == ["mutmut"]
+    assert load(store).engines["mutmut"]["mutants"][0]["name"] == F + "1"
+
+
+def test_shards_merge_into_one_whole_run(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    assert (
+        cli.main(
+            [
+                "add",
+                "--engine",
+                "mutmut",
+                str(_mutmut(tmp_path / "1.json", "killed", "survived", shard=(1, 2))),
+                "--store",
+                str(first),
+            ]
+        )
+        == 0
+    )
+    assert (
+        cli.main(
+            [
+                "add",
+                "--engine",
+                "mutmut",
+                str(_mutmut(tmp_path / "2.json", "killed", "survived", shard=(2, 2))),
+                "--store",
+                str(second),
+            ]
+        )
+        == 0
+    )
+    merged = tmp_path / "merged.json"
+    assert cli.main(["merge", "--out", str(merged), str(first), str(second)]) == 0
+    document = load(merged).engines["mutmut"]
+    assert document["shard"] is None
+    assert sorted(m["name"] for m in document["mutants"]) == [F + "1", F + "2"]
+
+
+def test_a_shard_never_joins_a_whole_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "store.json"
+    assert (
+        cli.main(
+            [
+                "add",
+                "--engine",
+                "mutmut",
+                str(_mutmut(tmp_path / "w.json", "killed", "killed")),
+                "--store",
+                str(store),
+            ]
+        )
+        == 0
+    )
+    before = store.read_bytes()
+    shard = _mutmut(tmp_path / "s.json", "killed", "survived", shard=(1, 2))
+    assert cli.main(["add", "--engine", "mutmut", str(shard), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot join the whole run this store holds" in err
+    assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize(("statuses", "expected"), [(("killed", "timeout"), 0), (("killed", "survived"), 1)])
+def test_the_gate_reads_the_store(tmp_path: Path, statuses: tuple[str, ...], expected: int) -> None:
+    store = tmp_path / "store.json"
+    cli.main(
+        ["add", "--engine", "mutmut", str(_mutmut(tmp_path / "m.json", *statuses)), "--store", str(store)]
+    )
+    assert cli.main(["gate", "--store", str(store), "--config", str(_config(tmp_path))]) == expected
+
+
+def test_the_report_reads_the_store(tmp_path: Path) -> None:
+    store = tmp_path / "store.json"
+    cli.main(
+        [
+            "add",
+            "--engine",
+            "mutmut",
+            str(_mutmut(tmp_path / "m.json", "killed", "survived")),
+            "--store",
+            str(store),
+        ]
+    )
+    summary = tmp_path / "summary.md"
+    assert (
+        cli.main(
+            ["report", "--store", str(store), "--config", str(_config(tmp_path)), "--markdown", str(summary)]
+        )
+        == 0
+    )
+    assert F + "2" in summary.read_text(encoding="utf-8")
+
+
+def test_run_puts_each_engines_results_in_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = _mutmut(tmp_path / "m.json", "killed")
+
+    def fake_run(options: engines.RunOptions, out: Path) -> int:
+        out.write_bytes(source.read_bytes())
+        return 0
+
+    monkeypatch.setitem(
+        engines.ENGINES,
+        "mutmut",
+        engines.ENGINES["mutmut"].__class__(**{**engines.ENGINES["mutmut"].__dict__, "run": fake_run}),
+    )
+    store = tmp_path / "store.json"
+    assert cli.main(["run", "mutmut", "--store", str(store)]) == 0
+    assert list(load(store).engines) == ["mutmut"]
+
+
+def test_an_engine_that_fails_leaves_the_store_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(
+        engines.ENGINES,
+        "sweep",
+        engines.ENGINES["sweep"].__class__(
+            **{**engines.ENGINES["sweep"].__dict__, "run": lambda options, out: 2}
+        ),
+    )
+    store = tmp_path / "store.json"
+    cli.main(
+        ["add", "--engine", "mutmut", str(_mutmut(tmp_path / "m.json", "killed")), "--store", str(store)]
+    )
+    before = store.read_bytes()
+    assert cli.main(["run", "sweep", "--store", str(store)]) == 2
+    assert "sweep did not run to the end (exit status 2); the store is unchanged" in capsys.readouterr().err
+    assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "nope"], "'nope' names no engine; one of: all, catalogue, mutmut, sweep"),
+        (["add", "--engine", "nope", "x.json"], "--engine 'nope' names no engine"),
+        (["add", "--engine", "mutmut", "{tmp}/none.json"], "none.json: no such results file"),
+        (["add", "--engine", "sweep", "{tmp}/bad.json"], "bad.json: not a guard-lib-sweep-results file"),
+        (["gate", "--store", "{tmp}/none.json"], "none.json: no such store"),
+        (["gate", "--store", "{tmp}/bad.json"], "bad.json: not a guard-mutation-store file"),
+        (["report", "--store", "{tmp}/empty.json", "--markdown", "{tmp}/x.md"], "holds no mutmut results"),
+        (["list", "nope"], "'nope' names no engine"),
+    ],
+)
+def test_bad_input_is_exit_2_with_one_line_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    (tmp_path / "bad.json").write_text('{"format": "something else"}', encoding="utf-8")
+    (tmp_path / "empty.json").write_text(
+        json.dumps({"format": FORMAT, "version": 1, "engines": {}}), encoding="utf-8"
+    )
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert cli.main([a.format(tmp=tmp_path) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_store_of_another_version_or_engine_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"format": FORMAT, "version": 2, "engines": {}}), encoding="utf-8")
+    with pytest.raises(StoreError, match="version 2; this tool reads 1"):
+        load(path)
+    path.write_text(json.dumps({"format": FORMAT, "version": 1, "engines": {"cosmic": {}}}), encoding="utf-8")
+    with pytest.raises(StoreError, match="unknown engine 'cosmic'"):
+        load(path)
+
+
+@pytest.mark.parametrize(
+    ("mutant_id", "engine"),
+    [
+        ("sweep-1c86ddbb5eb1", "sweep"),
+        ("guard_lib.x.x_f__mutmut_3", "mutmut"),
+        ("restore-deleted", "catalogue"),
+    ],
+)
+def test_show_is_sent_to_the_engine_that_names_its_mutants_so(mutant_id: str, engine: str) -> None:
+    assert engines.engine_of(mutant_id).name == engine
