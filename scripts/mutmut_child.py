@@ -1,5 +1,8 @@
 """mutmut in a child process: starting it, logging its output, and the hooks the child sets before mutmut.
 
+The one module that imports mutmut (its private modules too, each pinned by mutmut's version in
+pyproject.toml and exercised by the tooling's tests); every import is inside the function that needs it.
+
 The child is ``mutation_run.py`` itself (its private ``_mutmut`` and ``_generate`` commands), so the
 parent never imports pytest, the test suite or CUDA.
 """
@@ -153,3 +156,22 @@ def child_generate(max_children: int) -> int:
     stats = create_mutants(max_children)
     print(f"generated mutants: {stats.mutated} files mutated, {stats.unmodified} unchanged")
     return 0
+
+
+def function_texts(name: str, source_path: str) -> tuple[str, str]:
+    """The unmutated copy and the mutant of a function, exactly as ``mutmut show`` diffs them."""
+    # imported here, as every mutmut import of this module is: the parent process never loads mutmut
+    import libcst as cst
+    from mutmut.mutation.diff_apply import (
+        read_functions_from_index,
+        read_mutant_function,
+        read_mutants_module,
+        read_original_function,
+    )
+
+    functions = read_functions_from_index(name, source_path)
+    if functions is None:
+        module = read_mutants_module(source_path)
+        functions = (read_original_function(module, name), read_mutant_function(module, name))
+    orig, mutant = (cst.Module([function]).code.strip() for function in functions)
+    return orig, mutant

@@ -1,7 +1,7 @@
 """Reading mutmut's verdicts: mutants/*.meta, each mutant located in its source file, exported as Results.
 
-mutmut and libcst are imported only where a mutant's function text is read, so reading the .meta
-files and listing survivors work without them.
+mutmut and libcst are imported only where a mutant's function text is read (``mutmut_child``, the one
+module that imports mutmut), so reading the .meta files and listing survivors work without them.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from mutation_common import (
 )
 from mutation_io import InputError
 from mutation_scope import mutable_units
+from mutmut_child import function_texts
 
 RUN_COMMAND = "python scripts/mutation_run.py"
 
@@ -197,25 +198,6 @@ def mutator_name(original: str, replacement: str) -> str:  # noqa: PLR0911 - a f
     if not r or (len(r) < len(o) and r in o):
         return "Removal"
     return "Mutation"
-
-
-def function_texts(name: str, source_path: str) -> tuple[str, str]:
-    """The unmutated copy and the mutant of a function, exactly as ``mutmut show`` diffs them."""
-    # imported here so the gate/merge paths of this module work without mutmut and libcst
-    import libcst as cst
-    from mutmut.mutation.diff_apply import (
-        read_functions_from_index,
-        read_mutant_function,
-        read_mutants_module,
-        read_original_function,
-    )
-
-    functions = read_functions_from_index(name, source_path)
-    if functions is None:
-        module = read_mutants_module(source_path)
-        functions = (read_original_function(module, name), read_mutant_function(module, name))
-    orig, mutant = (cst.Module([function]).code.strip() for function in functions)
-    return orig, mutant
 
 
 def export(
