@@ -213,6 +213,16 @@ def test_bad_input_is_exit_2_with_one_line_and_nothing_written(
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+def test_a_store_whose_results_an_engine_refuses_is_refused_naming_both(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    broken = {"format": "guard-lib-mutmut-results", "version": 1, "mutants": "none"}
+    path.write_text(
+        json.dumps({"format": FORMAT, "version": 1, "engines": {"mutmut": broken}}), encoding="utf-8"
+    )
+    with pytest.raises(StoreError, match=r"s\.json: its mutmut results"):
+        load(path)
+
+
 def test_a_store_of_another_version_or_engine_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     path.write_text(json.dumps({"format": FORMAT, "version": 2, "engines": {}}), encoding="utf-8")

@@ -1,0 +1,142 @@
+"""Behaviours that the sweep's newer operators (swapped statements, widened handlers, swapped variables)
+showed no test pinned. Each holds for both implementations."""
+
+from __future__ import annotations
+
+import sys
+import typing
+from contextvars import ContextVar, Token
+from typing import Any
+
+import pytest
+
+import guard_lib
+from guard_lib import (
+    CallerStreamGuard,
+    DeviceGuard,
+    caller_stream,
+    cuda_errors,
+    get_caller_stream,
+    stream_handle,
+)
+from guard_lib.runtime import SimulatedRuntime
+
+from .support import refusal
+
+
+class _UnreadableOnceMoved(SimulatedRuntime):
+    """Once a selection has been tried, the thread's device cannot be read either."""
+
+    __slots__ = ("tried",)
+
+    def get_device(self) -> tuple[int, Any]:
+        if getattr(self, "tried", False):
+            self.calls.append(("get_device", ()))
+            return self._fail(cuda_errors.LAUNCH_FAILURE), None
+        return super().get_device()
+
+    def set_device(self, index: int) -> tuple[int]:
+        self.tried = True
+        return super().set_device(index)
+
+
+def test_a_restore_that_fails_where_the_device_cannot_be_read_still_clears_the_error() -> None:
+    # The error a failed switch leaves pending is cleared even when the settling can tell nothing else.
+    rt = _UnreadableOnceMoved(device_count=2)
+    rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE)
+    rt.fail_next("set_device", cuda_errors.LAUNCH_FAILURE)
+    error = refusal(DeviceGuard.create(1, runtime=rt))
+    assert str(error) == "cannot select CUDA device 1: cudaErrorLaunchFailure"
+    assert rt.peek_at_last_error() == (cuda_errors.SUCCESS,)
+
+
+class _IntHandle(int):
+    """An int handle whose ``__cuda_stream__`` is only good while its owner lives."""
+
+    @property
+    def __cuda_stream__(self) -> Any:
+        raise RuntimeError("the owning stream was destroyed")
+
+
+def test_an_int_is_taken_as_a_handle_without_asking_it_anything_else() -> None:
+    assert stream_handle(_IntHandle(7)) == 7
+
+
+def test_a_refused_device_count_leaves_the_runtime_as_it_was() -> None:
+    rt = SimulatedRuntime(device_count=2)
+    with pytest.raises(ValueError, match="device_count must be an int >= 0, got -1"):
+        rt.__init__(-1)  # type: ignore[misc]
+    assert rt.device_count == 2
+    assert rt.set_device(1) == (cuda_errors.SUCCESS,)
+
+
+class _AlarmAfterReset:
+    """The caller-stream variable, with an exception (a signal handler's) landing just after a reset."""
+
+    def __init__(self, real: ContextVar[Any]) -> None:
+        self.real = real
+        self.alarms = 1
+
+    def get(self) -> Any:
+        return self.real.get()
+
+    def set(self, value: Any) -> Token[Any]:
+        return self.real.set(value)
+
+    def reset(self, token: Token[Any]) -> None:
+        self.real.reset(token)
+        if self.alarms:
+            self.alarms -= 1
+            raise TimeoutError("alarm")
+
+
+def test_an_exception_landing_in_exit_comes_through_as_itself_with_the_stream_undone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    guard = CallerStreamGuard("s")
+    guard.__enter__()
+    monkeypatch.setattr(caller_stream, "_CALLER_STREAM", _AlarmAfterReset(caller_stream._CALLER_STREAM))
+    with pytest.raises(TimeoutError, match="alarm"):
+        guard.__exit__(None, None, None)
+    assert get_caller_stream() is None
+    with guard:
+        assert get_caller_stream() == "s"
+    assert get_caller_stream() is None
+
+
+def test_result_names_the_ok_and_err_that_create_returns() -> None:
+    ok, err = typing.get_args(guard_lib.Result)
+    assert typing.get_origin(ok) is guard_lib.Ok
+    assert err is guard_lib.Err
+    outcome = DeviceGuard.create(1, runtime=SimulatedRuntime(2))
+    assert isinstance(outcome, (guard_lib.Ok, guard_lib.Err))
+    outcome.unwrap().close()
+
+
+def test_a_failed_import_leaves_none_of_guard_lib_behind() -> None:
+    import subprocess
+
+    program = (
+        "import os, sys\n"
+        "os.environ['GUARD_LIB_IMPL'] = 'bogus'\n"
+        "try:\n    import guard_lib\nexcept ImportError:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('guard_lib')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_in_mutmuts_copy_the_core_is_not_even_imported() -> None:
+    # mutmut's copy takes the reference before it looks for the core: one implementation in the process.
+    import subprocess
+
+    program = (
+        "import os, sys\n"
+        "os.environ['GUARD_LIB_IMPL'] = 'python'\n"
+        "from guard_lib import implementation\n"
+        "where = os.path.join('somewhere', 'mutants', 'guard_lib', 'implementation.py')\n"
+        "choice, reason, core = implementation._choose({'MUTANT_UNDER_TEST': 'x'}, where)\n"
+        "print(choice, core, 'guard_lib._core' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["python", "None", "False"]
