@@ -3,9 +3,12 @@ showed no test pinned. Each holds for both implementations."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import typing
+import warnings
 from contextvars import ContextVar, Token
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,9 +20,10 @@ from guard_lib import (
     caller_stream,
     cuda_errors,
     get_caller_stream,
+    implementation,
     stream_handle,
 )
-from guard_lib.runtime import SimulatedRuntime
+from guard_lib.runtime import CudaRuntime, SimulatedRuntime
 
 from .support import refusal
 
@@ -140,3 +144,100 @@ def test_in_mutmuts_copy_the_core_is_not_even_imported() -> None:
     )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["python", "None", "False"]
+
+
+@pytest.mark.parametrize("raised", [RuntimeError, KeyboardInterrupt])
+def test_a_bindings_package_that_fails_to_load_comes_through_as_itself(
+    raised: type[BaseException], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only a missing package is the GuardError "cuda-bindings is not installed"; a broken one says why.
+    bindings = tmp_path / "cuda" / "bindings"
+    bindings.mkdir(parents=True)
+    (tmp_path / "cuda" / "__init__.py").write_text("")
+    (bindings / "__init__.py").write_text("")
+    (bindings / "runtime.py").write_text(f"raise {raised.__name__}('while loading the bindings')\n")
+    for name in [n for n in sys.modules if n == "cuda" or n.startswith("cuda.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(raised, match="while loading the bindings"):
+        CudaRuntime()
+
+
+def test_a_build_note_without_a_reason_gives_its_kind_as_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note = tmp_path / "note.txt"
+    note.write_text("failed\n", encoding="utf-8")
+    monkeypatch.setattr(implementation, "_NOTE", str(note))
+    assert implementation._build_note() == ("failed", "failed")
+
+
+def test_a_pytest_that_fails_to_load_is_not_reported_as_missing(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    (tmp_path / "pytest.py").write_text("raise RuntimeError('pytest is broken: incompatible pluggy')\n")
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd()])}
+    done = subprocess.run(
+        [sys.executable, "-c", "import guard_lib.testing"],
+        capture_output=True,
+        text=True,
+        env=environ,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "RuntimeError: pytest is broken: incompatible pluggy" in done.stderr
+    assert "needs pytest" not in done.stderr
+
+
+@pytest.mark.skipif(guard_lib.IMPLEMENTATION == "compiled", reason="instants between the reference's lines")
+def test_take_interrupted_twice_in_its_handler_leaves_the_held_guard_owing() -> None:
+    # An interrupt just after the giving guard stops owing, and another before its handler's second
+    # statement: at every instant a guard the caller holds owes the restore.
+    from guard_lib import device_guard
+
+    lines = Path(device_guard.__file__).read_text(encoding="utf-8").splitlines()
+    handler = next(n for n, line in enumerate(lines, 1) if line.strip() == "if not taker._restored:")
+    slot = device_guard._Borrow.__dict__["_restored"]
+    armed = [False]
+
+    def second(frame: Any, event: str, arg: object) -> Any:
+        if event == "line" and frame.f_lineno == handler + 2:
+            sys.settrace(before)
+            raise KeyboardInterrupt("second")
+        return second
+
+    class Interrupted(DeviceGuard):
+        __slots__ = ()
+
+        @property
+        def _restored(self) -> bool:
+            return bool(slot.__get__(self, type(self)))
+
+        @_restored.setter
+        def _restored(self, value: bool) -> None:
+            slot.__set__(self, value)
+            if value is True and armed[0]:
+                armed[0] = False
+                sys.settrace(lambda *a: None)
+                frame = sys._getframe(1)
+                frame.f_trace_lines = True
+                frame.f_trace = second
+                raise KeyboardInterrupt("first")
+
+    rt = SimulatedRuntime(2)
+    guard = Interrupted.create(1, runtime=rt).unwrap()
+    before = sys.gettrace()
+    armed[0] = True
+    with warnings.catch_warnings():
+        # the taker, never handed over, still owes too: it warns when collected, as any dropped guard does
+        warnings.simplefilter("ignore", ResourceWarning)
+        try:
+            with pytest.raises(KeyboardInterrupt, match="second"):
+                guard.take()
+        finally:
+            sys.settrace(before)
+        gc.collect()
+    assert rt.current_device == 1
+    guard.close()
+    assert rt.current_device == 0
