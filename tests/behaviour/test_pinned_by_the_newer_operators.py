@@ -241,3 +241,28 @@ def test_take_interrupted_twice_in_its_handler_leaves_the_held_guard_owing() -> 
     assert rt.current_device == 1
     guard.close()
     assert rt.current_device == 0
+
+
+def test_a_build_note_that_is_not_utf8_is_an_error_not_no_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only a note that cannot be opened is as none: one that cannot be decoded says so.
+    note = tmp_path / "note.txt"
+    note.write_bytes(b"failed\n\xff\xfe not utf-8\n")
+    monkeypatch.setattr(implementation, "_NOTE", str(note))
+    with pytest.raises(UnicodeDecodeError):
+        implementation._build_note()
+
+
+def test_a_function_that_is_both_a_coroutine_and_a_generator_is_refused_as_a_coroutine() -> None:
+    # Python 3.12's inspect.markcoroutinefunction makes such functions; the flags say the same anywhere.
+    import inspect
+
+    def stream() -> Any:
+        yield 1
+
+    stream.__code__ = stream.__code__.replace(co_flags=stream.__code__.co_flags | inspect.CO_COROUTINE)
+    assert inspect.iscoroutinefunction(stream)
+    assert inspect.isgeneratorfunction(stream)
+    with pytest.raises(TypeError, match="a coroutine function: the borrow would be held across await"):
+        guard_lib.device(0, runtime=SimulatedRuntime(2))(stream)
