@@ -260,3 +260,28 @@ def test_a_function_that_is_both_a_coroutine_and_a_generator_is_refused_as_a_cor
     assert inspect.isgeneratorfunction(stream)
     with pytest.raises(TypeError, match="a coroutine function: the borrow would be held across await"):
         guard_lib.device(0, runtime=SimulatedRuntime(2))(stream)
+
+
+def test_a_build_notes_kind_and_reason_are_read_without_surrounding_blank_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note = tmp_path / "note.txt"
+    note.write_text("\n\nfailed\n   no compiler  \n\n", encoding="utf-8")
+    monkeypatch.setattr(implementation, "_NOTE", str(note))
+    assert implementation._build_note() == ("failed", "no compiler")
+
+
+class _Unbound:
+    """A lazy proxy, not callable, whose attributes cannot be read until it is bound."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"proxy is not bound (looked up {name})")
+
+    def __repr__(self) -> str:
+        return "<Unbound proxy>"
+
+
+def test_what_is_not_callable_is_refused_before_anything_else_is_asked_of_it() -> None:
+    # From Python 3.12 inspect's tests read attributes, which such a proxy refuses.
+    with pytest.raises(TypeError, match=r"decorates a function, not <Unbound proxy>"):
+        guard_lib.device(0, runtime=SimulatedRuntime(2))(_Unbound())  # type: ignore[arg-type]
