@@ -10,8 +10,9 @@
   gate   --store FILE                           the gate over every engine in the store
 
 The store defaults to reports/mutation-store.json. Exit status: 0 done (for gate: it passes); 1 a finding
-(gate: a survivor nobody reviewed, a stale or refuted review, a critical mutant alive; run: an engine's
-own run found one); 2 bad input, with one line saying what and where, and nothing written.
+(gate: a survivor nobody reviewed, a stale or refuted review, a critical mutant alive; run: the catalogue
+found a critical mutant alive); 2 bad input, with one line saying what and where, and the store as it was
+(for run: as the engines before the one that failed left it).
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ def _engines(names: Sequence[str]) -> list[str]:
 def cmd_run(args: argparse.Namespace) -> int:
     names = _engines(args.engines)
     held = stores.load_or_empty(args.store)  # a store that cannot be read fails now, before any run
+    if args.shard:
+        whole = [n for n in names if n in held.engines]
+        if whole:
+            raise UsageError(
+                f"{args.store} holds a whole run of {whole[0]}: a shard goes into a store of its own"
+            )
     options = RunOptions(shard=args.shard, jobs=args.jobs)
     worst = 0
     with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
@@ -53,9 +60,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             out = Path(scratch) / f"{name}.json"
             code = ENGINES[name].run(options, out)
             if code not in (0, 1) or not out.exists():
-                raise UsageError(
-                    f"{name} did not run to the end (exit status {code}); the store is unchanged"
-                )
+                kept = f"; {args.store} keeps what the engines before it gave" if name != names[0] else ""
+                raise UsageError(f"{name} did not run to the end (exit status {code}){kept}")
             worst = max(worst, code)
             held = held.with_results(name, stores.read_results(name, out), name)
             stores.write(held, args.store)  # each engine's results kept as soon as it has them
@@ -75,9 +81,17 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     merged = stores.Store()
+    whole_from: dict[str, Path] = {}
     for path in args.stores:
-        for name, document in stores.load(path).engines.items():
+        store = stores.load(path)
+        for name, document in store.engines.items():
+            if name in whole_from:
+                raise UsageError(f"{whole_from[name]} and {path} both hold a whole run of {name}: keep one")
+            whole_from[name] = path
             merged = merged.with_results(name, document, str(path))
+        for name, parts in store.shards.items():
+            for document in parts:
+                merged = merged.with_results(name, document, str(path))
     stores.write(merged, args.out)
     sys.stdout.write(f"guard-mutation: merged {len(args.stores)} store(s) -> {args.out}\n")
     return 0
@@ -95,6 +109,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _engine_files(held: stores.Store, scratch: Path, where: Path) -> list[str]:
     """The store's results as the files and options the report and the gate read."""
+    if held.shards:
+        raise UsageError(f"{where}: its runs are not complete ({'; '.join(held.missing())})")
     if "mutmut" not in held.engines:
         raise UsageError(f"{where}: holds no mutmut results, which the report and the gate start from")
     argv: list[str] = []

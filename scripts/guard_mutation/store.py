@@ -26,26 +26,68 @@ class StoreError(Exception):
 
 @dataclass(frozen=True)
 class Store:
-    engines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    engines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # whole runs
+    shards: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)  # runs still coming
 
     def with_results(self, engine: str, document: Mapping[str, Any], where: str) -> Store:
-        """This store with ``document`` (``engine``'s results, read from ``where``) put in."""
+        """This store with ``document`` (``engine``'s results, read from ``where``) put in.
+
+        A whole run replaces the engine's earlier one; a shard waits beside the others of its run, and
+        once all of them are here they become the engine's whole run.
+        """
         adapter = ENGINES[engine]
-        held = self.engines.get(engine)
-        if held is not None and adapter.is_shard(document):
-            if not adapter.is_shard(held):
-                raise StoreError(
-                    f"{where}: a shard of {engine}'s run cannot join the whole run this store holds; "
-                    "write it into a store of its own and merge the stores"
-                )
-            try:
-                document = adapter.merge([held, document])
-            except EngineError as exc:
-                raise StoreError(f"{where}: {exc}") from exc
-        return Store({**self.engines, engine: document})
+        if not adapter.is_shard(document):
+            shards = {k: v for k, v in self.shards.items() if k != engine}
+            return Store({**self.engines, engine: document}, shards)
+        if engine in self.engines:
+            raise StoreError(
+                f"{where}: a shard of {engine}'s run cannot join the whole run this store holds; "
+                "write it into a store of its own and merge the stores"
+            )
+        index, count = _shard_of(document, where)
+        held = self.shards.get(engine, ())
+        counts = {_shard_of(d, where)[1] for d in held}
+        if counts and counts != {count}:
+            raise StoreError(
+                f"{where}: shard {index}/{count} of {engine}, but this store holds shards of {counts.pop()}"
+            )
+        if index in {_shard_of(d, where)[0] for d in held}:
+            raise StoreError(f"{where}: this store already holds shard {index}/{count} of {engine}")
+        parts = (*held, document)
+        if len(parts) < count:
+            return Store(self.engines, {**self.shards, engine: parts})
+        try:
+            whole = adapter.merge(sorted(parts, key=lambda d: _shard_of(d, where)[0]))
+        except EngineError as exc:
+            raise StoreError(f"{where}: {exc}") from exc
+        shards = {k: v for k, v in self.shards.items() if k != engine}
+        return Store({**self.engines, engine: whole}, shards)
+
+    def missing(self) -> list[str]:
+        """What the shards held here still wait for, one phrase per engine."""
+        out = []
+        for engine, parts in sorted(self.shards.items()):
+            count = _shard_of(parts[0], engine)[1]
+            have = sorted(_shard_of(d, engine)[0] for d in parts)
+            out.append(f"{engine} has shards {', '.join(map(str, have))} of {count}")
+        return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "version": VERSION, "engines": dict(sorted(self.engines.items()))}
+        data: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "engines": dict(sorted(self.engines.items())),
+        }
+        if self.shards:
+            data["shards"] = {k: list(v) for k, v in sorted(self.shards.items())}
+        return data
+
+
+def _shard_of(document: Mapping[str, Any], where: str) -> tuple[int, int]:
+    shard = document.get("shard")
+    if not isinstance(shard, Mapping) or not all(isinstance(shard.get(k), int) for k in ("index", "count")):
+        raise StoreError(f"{where}: a shard without its index and count")
+    return int(shard["index"]), int(shard["count"])
 
 
 def load(path: Path) -> Store:
@@ -65,12 +107,19 @@ def load(path: Path) -> Store:
     unknown = sorted(set(engines) - set(ENGINES))
     if unknown:
         raise StoreError(f"{path}: unknown engine {unknown[0]!r}; one of: {', '.join(ENGINES)}")
-    for name, document in engines.items():
+    shards = data.get("shards", {})
+    if not isinstance(shards, dict) or not all(
+        name in ENGINES and isinstance(parts, list) and all(isinstance(d, dict) for d in parts)
+        for name, parts in shards.items()
+    ):
+        raise StoreError(f"{path}: 'shards' must map engines' names to lists of their shards' results")
+    checked = [(name, d) for name, d in engines.items()] + [(n, d) for n, ps in shards.items() for d in ps]
+    for name, document in checked:
         try:
             ENGINES[name].check(document, f"its {name} results")
         except EngineError as exc:
             raise StoreError(f"{path}: {exc}") from exc
-    return Store(engines)
+    return Store(engines, {name: tuple(parts) for name, parts in shards.items()})
 
 
 def load_or_empty(path: Path) -> Store:
@@ -85,10 +134,17 @@ def write(store: Store, path: Path) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(store.to_json(), out, indent=1, ensure_ascii=False)
             out.write("\n")
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_results(engine: str, path: Path) -> dict[str, Any]:

@@ -76,9 +76,12 @@ def _selected(
     chosen = chosen if not files else [m for m in chosen if m.file in files]
     if not ids:
         return chosen
-    unknown = sorted(set(ids) - {m.id for m in mutants})
+    unknown = sorted(set(ids) - {m.id for m in chosen})
     if unknown:
-        raise UsageError(f"--id {unknown[0]!r} names no mutant of this selection; `list` names them")
+        raise UsageError(
+            f"--id {unknown[0]!r} names no mutant of this selection (shard, operators, files); "
+            "`list` names them"
+        )
     wanted = set(ids)
     return [m for m in chosen if m.id in wanted]
 

@@ -172,3 +172,30 @@ def test_a_whole_run_takes_in_the_core_and_an_excluded_file_runs_only_by_name(tm
     lines = core.stdout.splitlines()
     assert lines
     assert all("  guard_lib/_core.pyx:" in line and " drop-element: " in line for line in lines)
+
+
+def test_id_runs_only_the_named_mutants_and_refuses_one_outside_the_selection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mutation_sweep import cli
+
+    listed = _sweep("list", "--operator", "drop-element", "--file", "guard_lib/errors.py").stdout.split()
+    chosen = listed[0]
+    ran: list[str] = []
+    monkeypatch.setenv("GUARD_LIB_IMPL", "python")
+
+    def run(jobs: list[fork_engine.Job], *args: object, **kwargs: object) -> list[Result]:
+        ran.extend(j.mutant.id for j in jobs)
+        return [Result(j.mutant, KILLED) for j in jobs]
+
+    monkeypatch.setattr(cli, "test_map", lambda *a: select_tests.TestMap({}, ("tests",)))
+    monkeypatch.setattr(fork_engine, "warm_up", lambda: None)
+    monkeypatch.setattr(fork_engine, "run", run)
+    ids = tmp_path / "ids.txt"
+    ids.write_text(f"--id={chosen}\n", encoding="utf-8")
+    assert cli.main(["run", "--out", str(tmp_path / "r.json"), "--jobs", "1", f"@{ids}"]) == 0
+    assert ran == [chosen]
+    # named, but not among the operator's mutants: nothing would run, so it is refused
+    out = tmp_path / "s.json"
+    assert cli.main(["run", "--out", str(out), "--operator", "comparison", "--id", chosen]) == 2
+    assert not out.exists()

@@ -63,6 +63,10 @@ def _errors(output: str, file: str) -> list[tuple[int, str]]:
     return [(int(m["line"]), m["what"]) for m in _ERROR.finditer(output) if m["file"].endswith(file)]
 
 
+def _declares_scope(mutant: Mutant) -> bool:
+    return any(line.lstrip().startswith(("global ", "nonlocal ")) for line in mutant.original.splitlines())
+
+
 def _owner(woven: list[str], line: int) -> int | None:
     """The switch number of the branch that holds 1-based ``line`` of a woven source, if any."""
     text = woven[line - 1]
@@ -134,8 +138,11 @@ def build(
     for file in sorted({m.file for m in mutants}):
         of_file = [m for m in mutants if m.file == file]
         schema = weave((root / file).read_text(encoding="utf-8"), [(m.id, sources[m.id]) for m in of_file])
-        alone += [m for m in of_file if m.id in schema.unwoven]
-        woven = [m for m in of_file if m.id not in schema.unwoven]
+        # A scope declaration holds for its whole function, every switch's branch too: an edit of one is
+        # only what it says when built alone.
+        apart = {m.id for m in of_file if m.id in schema.unwoven or _declares_scope(m)}
+        alone += [m for m in of_file if m.id in apart]
+        woven = [m for m in of_file if m.id not in apart]
         numbers = _weave_and_build(root, out.woven, file, mutants=woven, sources=sources, out=out)
         out.at |= {mutant_id: (out.woven, n) for mutant_id, n in numbers.items()}
 

@@ -36,8 +36,9 @@ def _original_shape(original: str, filename: str, flags: int) -> object:
 def compiles_the_same(original: str, mutated: str, filename: str, flags: int = 0) -> bool:
     """Whether ``mutated`` compiles to the code ``original`` does; ``flags`` are the module's future flags.
 
-    Both may be one top-level statement of a module rather than all of it: the code a statement compiles
-    to does not depend on the statements around it, beyond the future flags.
+    Both may be one top-level statement of a module rather than all of it, where the edit keeps every line
+    where it was: the code a statement compiles to does not depend on the statements around it, beyond the
+    future flags and (for a class, from 3.13) the lines it starts on.
     """
     try:
         mutated_code = compile(mutated, filename, "exec", flags=flags, dont_inherit=True)

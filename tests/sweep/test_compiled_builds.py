@@ -1,0 +1,23 @@
+"""Which compiled mutants the woven build may hold: a scope declaration's edit is built alone."""
+
+from __future__ import annotations
+
+import pytest
+from mutation_sweep.distribution.compiled_builds import _declares_scope
+from mutation_sweep.work_item import Mutant
+
+
+@pytest.mark.parametrize(
+    ("original", "alone"),
+    [
+        ("global _seen_version, _seen_default", True),
+        ("nonlocal count", True),
+        ("if weak:\n    global cache\n    cache = None", True),
+        ("_seen_version = version", False),
+        ("globals_seen = 1", False),
+    ],
+)
+def test_an_edit_of_a_scope_declaration_is_built_alone(original: str, alone: bool) -> None:
+    # Behind a switch the declaration would still hold for the whole function: the edit would not run.
+    mutant = Mutant("guard_lib/_core.pyx", "_default_runtime", "delete-statement", original, "pass", 1, 1)
+    assert _declares_scope(mutant) is alone
