@@ -90,13 +90,17 @@ def _shard_of(document: Mapping[str, Any], where: str) -> tuple[int, int]:
     return int(shard["index"]), int(shard["count"])
 
 
-def load(path: Path) -> Store:
+def _json(path: Path, missing: str) -> Any:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise StoreError(f"{path}: no such store; `guard-mutation run --store {path}` writes one") from None
+        raise StoreError(f"{path}: {missing}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StoreError(f"{path}: not a readable store ({exc})") from exc
+        raise StoreError(f"{path}: not readable JSON ({exc})") from exc
+
+
+def load(path: Path) -> Store:
+    data = _json(path, f"no such store; `guard-mutation run --store {path}` writes one")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise StoreError(f"{path}: not a {FORMAT} file")
     if data.get("version") != VERSION:
@@ -149,12 +153,7 @@ def _umask() -> int:
 
 def read_results(engine: str, path: Path) -> dict[str, Any]:
     """An engine's own results file, checked as that engine reads it."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StoreError(f"{path}: no such results file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StoreError(f"{path}: not readable JSON ({exc})") from exc
+    document = _json(path, "no such results file")
     if not isinstance(document, dict):
         raise StoreError(f"{path}: not {engine}'s results")
     try:

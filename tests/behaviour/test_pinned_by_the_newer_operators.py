@@ -158,13 +158,26 @@ def test_a_bindings_package_that_fails_to_load_comes_through_as_itself(
         CudaRuntime()
 
 
-def test_a_build_note_without_a_reason_gives_its_kind_as_the_reason(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        (b"failed\n", ("failed", "failed")),  # no reason: the kind stands for it
+        (b"\n\nfailed\n   no compiler  \n\n", ("failed", "no compiler")),  # blank space around both
+        (b"failed\n\xff\xfe not utf-8\n", UnicodeDecodeError),  # only a note that cannot be opened is none
+    ],
+    ids=["kind-alone", "blank-space", "not-utf-8"],
+)
+def test_how_a_build_note_is_read(
+    written: bytes, read: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     note = tmp_path / "note.txt"
-    note.write_text("failed\n", encoding="utf-8")
+    note.write_bytes(written)
     monkeypatch.setattr(implementation, "_NOTE", str(note))
-    assert implementation._build_note() == ("failed", "failed")
+    if isinstance(read, tuple):
+        assert implementation._build_note() == read
+    else:
+        with pytest.raises(UnicodeDecodeError):
+            implementation._build_note()
 
 
 def test_a_pytest_that_fails_to_load_is_not_reported_as_missing(tmp_path: Path) -> None:
@@ -241,17 +254,6 @@ def test_take_interrupted_twice_in_its_handler_leaves_the_held_guard_owing() -> 
     assert rt.current_device == 0
 
 
-def test_a_build_note_that_is_not_utf8_is_an_error_not_no_note(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Only a note that cannot be opened is as none: one that cannot be decoded says so.
-    note = tmp_path / "note.txt"
-    note.write_bytes(b"failed\n\xff\xfe not utf-8\n")
-    monkeypatch.setattr(implementation, "_NOTE", str(note))
-    with pytest.raises(UnicodeDecodeError):
-        implementation._build_note()
-
-
 def test_a_function_that_is_both_a_coroutine_and_a_generator_is_refused_as_a_coroutine() -> None:
     # Python 3.12's inspect.markcoroutinefunction makes such functions; the flags say the same anywhere.
     import inspect
@@ -264,15 +266,6 @@ def test_a_function_that_is_both_a_coroutine_and_a_generator_is_refused_as_a_cor
     assert inspect.isgeneratorfunction(stream)
     with pytest.raises(TypeError, match="a coroutine function: the borrow would be held across await"):
         guard_lib.device(0, runtime=SimulatedRuntime(2))(stream)
-
-
-def test_a_build_notes_kind_and_reason_are_read_without_surrounding_blank_space(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    note = tmp_path / "note.txt"
-    note.write_text("\n\nfailed\n   no compiler  \n\n", encoding="utf-8")
-    monkeypatch.setattr(implementation, "_NOTE", str(note))
-    assert implementation._build_note() == ("failed", "no compiler")
 
 
 class _Unbound:

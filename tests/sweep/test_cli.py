@@ -10,7 +10,7 @@ import pytest
 from mutation_model import KILLED
 from mutation_sweep import select_tests
 from mutation_sweep.distribution import fork_engine
-from mutation_sweep.work_item import Result
+from mutation_sweep.work_item import Mutant, Result
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,26 +78,34 @@ def test_list_selects_operators_from_the_same_mutants() -> None:
     ]
 
 
+def _judged_killed_unrun(monkeypatch: pytest.MonkeyPatch) -> list[Mutant]:
+    """The mutants ``run`` hands the engine, which judges each killed without running anything."""
+    from mutation_sweep import cli
+
+    ran: list[Mutant] = []
+    monkeypatch.setenv("GUARD_LIB_IMPL", "python")  # main() sets it; the setting is undone after the test
+
+    def run(jobs: list[fork_engine.Job], *args: object, **kwargs: object) -> list[Result]:
+        ran.extend(j.mutant for j in jobs)
+        return [Result(j.mutant, KILLED) for j in jobs]
+
+    monkeypatch.setattr(cli, "test_map", lambda *a: select_tests.TestMap({}, ("tests",)))
+    monkeypatch.setattr(fork_engine, "warm_up", lambda: None)
+    monkeypatch.setattr(fork_engine, "run", run)
+    return ran
+
+
 def test_an_operator_selection_runs_only_its_mutants_and_never_passes_for_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from mutation_sweep import cli
     from mutation_sweep.tools.results import ResultsError, load
 
-    ran: list[str] = []
-    monkeypatch.setenv("GUARD_LIB_IMPL", "python")  # main() sets it; the setting is undone after the test
-
-    def run(jobs: list[fork_engine.Job], *args: object, **kwargs: object) -> list[Result]:
-        ran.extend(j.mutant.operator for j in jobs)
-        return [Result(j.mutant, KILLED) for j in jobs]
-
-    monkeypatch.setattr(cli, "test_map", lambda *a: select_tests.TestMap({}, ("tests",)))
-    monkeypatch.setattr(fork_engine, "warm_up", lambda: None)
-    monkeypatch.setattr(fork_engine, "run", run)
+    ran = _judged_killed_unrun(monkeypatch)
     out = tmp_path / "r.json"
     assert cli.main(["run", "--out", str(out), "--jobs", "1", "--operator", "remove-normaliser"]) == 0
     assert ran
-    assert set(ran) == {"remove-normaliser"}
+    assert {m.operator for m in ran} == {"remove-normaliser"}
     with pytest.raises(ResultsError, match="a partial run cannot pass the gate"):
         load(out)
 
@@ -181,20 +189,11 @@ def test_id_runs_only_the_named_mutants_and_refuses_one_outside_the_selection(
 
     listed = _sweep("list", "--operator", "drop-element", "--file", "guard_lib/errors.py").stdout.split()
     chosen = listed[0]
-    ran: list[str] = []
-    monkeypatch.setenv("GUARD_LIB_IMPL", "python")
-
-    def run(jobs: list[fork_engine.Job], *args: object, **kwargs: object) -> list[Result]:
-        ran.extend(j.mutant.id for j in jobs)
-        return [Result(j.mutant, KILLED) for j in jobs]
-
-    monkeypatch.setattr(cli, "test_map", lambda *a: select_tests.TestMap({}, ("tests",)))
-    monkeypatch.setattr(fork_engine, "warm_up", lambda: None)
-    monkeypatch.setattr(fork_engine, "run", run)
+    ran = _judged_killed_unrun(monkeypatch)
     ids = tmp_path / "ids.txt"
     ids.write_text(f"--id={chosen}\n", encoding="utf-8")
     assert cli.main(["run", "--out", str(tmp_path / "r.json"), "--jobs", "1", f"@{ids}"]) == 0
-    assert ran == [chosen]
+    assert [m.id for m in ran] == [chosen]
     # named, but not among the operator's mutants: nothing would run, so it is refused
     out = tmp_path / "s.json"
     assert cli.main(["run", "--out", str(out), "--operator", "comparison", "--id", chosen]) == 2
