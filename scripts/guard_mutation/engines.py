@@ -7,6 +7,7 @@ Adding an engine is one adapter and its entry in ``ENGINES``. Modules are import
 
 from __future__ import annotations
 
+import importlib
 import json
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -63,6 +64,21 @@ class Engine:
         _through_file(document, self.read, label)
 
 
+def _command(module: str, command: str) -> Callable[..., int]:
+    """``module``'s own command line (its ``main``), imported when called, with ``command`` first."""
+
+    def call(*args: str) -> int:
+        main: Callable[[list[str]], int] = importlib.import_module(module).main
+        return main([command, *args])
+
+    return call
+
+
+def _list(module: str) -> Callable[[Sequence[str]], int]:
+    command = _command(module, "list")
+    return lambda args: command(*args)
+
+
 # --- the critical-mutant catalogue --------------------------------------------------------------------
 
 
@@ -83,18 +99,6 @@ def _catalogue_read(path: Path) -> Any:
         return load_critical(path)
     except InputError as exc:
         raise EngineError(str(exc)) from exc
-
-
-def _catalogue_list(args: Sequence[str]) -> int:
-    from critical_harness.cli import main
-
-    return main(["list", *args])
-
-
-def _catalogue_show(mutant_id: str) -> int:
-    from critical_harness.cli import main
-
-    return main(["show", mutant_id])
 
 
 def _catalogue_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -123,12 +127,6 @@ def _mutmut_read(path: Path) -> Any:
         return load_results(path, hint="guard-mutation run mutmut")
     except InputError as exc:
         raise EngineError(str(exc)) from exc
-
-
-def _mutmut_list(args: Sequence[str]) -> int:
-    from mutation_run import main
-
-    return main(["list", *args])
 
 
 def _mutmut_show(mutant_id: str) -> int:
@@ -173,18 +171,6 @@ def _sweep_read(path: Path) -> Any:
         raise EngineError(str(exc)) from exc
 
 
-def _sweep_list(args: Sequence[str]) -> int:
-    from mutation_sweep.cli import main
-
-    return main(["list", *args])
-
-
-def _sweep_show(mutant_id: str) -> int:
-    from mutation_sweep.cli import main
-
-    return main(["show", mutant_id])
-
-
 def _sweep_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     from mutation_sweep.tools.results import ResultsError, merge
 
@@ -202,8 +188,8 @@ ENGINES: dict[str, Engine] = {
         "--critical",
         _catalogue_run,
         _catalogue_read,
-        _catalogue_list,
-        _catalogue_show,
+        _list("critical_harness.cli"),
+        _command("critical_harness.cli", "show"),
         _catalogue_merge,
     ),
     "mutmut": Engine(
@@ -212,7 +198,7 @@ ENGINES: dict[str, Engine] = {
         "--results",
         _mutmut_run,
         _mutmut_read,
-        _mutmut_list,
+        _list("mutation_run"),
         _mutmut_show,
         _mutmut_merge,
     ),
@@ -222,8 +208,8 @@ ENGINES: dict[str, Engine] = {
         "--sweep",
         _sweep_run,
         _sweep_read,
-        _sweep_list,
-        _sweep_show,
+        _list("mutation_sweep.cli"),
+        _command("mutation_sweep.cli", "show"),
         _sweep_merge,
     ),
 }

@@ -30,6 +30,12 @@ def _mutmut(path: Path, *statuses: str, shard: tuple[int, int] | None = None) ->
     )
 
 
+def _add(tmp_path: Path, store: Path, *statuses: str, shard: tuple[int, int] | None = None) -> int:
+    name = f"{shard[0]}-of-{shard[1]}.json" if shard else "whole.json"
+    results = _mutmut(tmp_path / name, *statuses, shard=shard)
+    return cli.main(["add", "--engine", "mutmut", str(results), "--store", str(store)])
+
+
 def _config(tmp_path: Path) -> Path:
     path = tmp_path / "mutation_config.toml"
     path.write_text(GATE_CONFIG, encoding="utf-8")
@@ -47,12 +53,7 @@ def test_help_names_every_subcommand() -> None:
 
 def test_an_engines_results_go_into_one_versioned_store(tmp_path: Path) -> None:
     store = tmp_path / "store.json"
-    assert (
-        cli.main(
-            ["add", "--engine", "mutmut", str(_mutmut(tmp_path / "m.json", "killed")), "--store", str(store)]
-        )
-        == 0
-    )
+    assert _add(tmp_path, store, "killed") == 0
     data = json.loads(store.read_text(encoding="utf-8"))
     assert (data["format"], data["version"]) == (FORMAT, 1)
     assert list(data["engines"]) == ["mutmut"]
@@ -61,43 +62,13 @@ def test_an_engines_results_go_into_one_versioned_store(tmp_path: Path) -> None:
 
 def test_shards_merge_into_one_whole_run(tmp_path: Path) -> None:
     first, second = tmp_path / "a.json", tmp_path / "b.json"
-    assert (
-        cli.main(
-            [
-                "add",
-                "--engine",
-                "mutmut",
-                str(_mutmut(tmp_path / "1.json", "killed", "survived", shard=(1, 2))),
-                "--store",
-                str(first),
-            ]
-        )
-        == 0
-    )
-    assert (
-        cli.main(
-            [
-                "add",
-                "--engine",
-                "mutmut",
-                str(_mutmut(tmp_path / "2.json", "killed", "survived", shard=(2, 2))),
-                "--store",
-                str(second),
-            ]
-        )
-        == 0
-    )
+    assert _add(tmp_path, first, "killed", "survived", shard=(1, 2)) == 0
+    assert _add(tmp_path, second, "killed", "survived", shard=(2, 2)) == 0
     merged = tmp_path / "merged.json"
     assert cli.main(["merge", "--out", str(merged), str(first), str(second)]) == 0
     document = load(merged).engines["mutmut"]
     assert document["shard"] is None
     assert sorted(m["name"] for m in document["mutants"]) == [F + "1", F + "2"]
-
-
-def _add(tmp_path: Path, store: Path, *statuses: str, shard: tuple[int, int] | None = None) -> int:
-    name = f"{shard[0]}-of-{shard[1]}.json" if shard else "whole.json"
-    results = _mutmut(tmp_path / name, *statuses, shard=shard)
-    return cli.main(["add", "--engine", "mutmut", str(results), "--store", str(store)])
 
 
 def test_shards_wait_in_the_store_until_their_run_is_complete_in_any_order(tmp_path: Path) -> None:
@@ -144,19 +115,7 @@ def test_a_shard_run_into_a_store_holding_the_whole_run_is_refused_before_it_run
 
 def test_a_shard_never_joins_a_whole_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "store.json"
-    assert (
-        cli.main(
-            [
-                "add",
-                "--engine",
-                "mutmut",
-                str(_mutmut(tmp_path / "w.json", "killed", "killed")),
-                "--store",
-                str(store),
-            ]
-        )
-        == 0
-    )
+    assert _add(tmp_path, store, "killed", "killed") == 0
     before = store.read_bytes()
     shard = _mutmut(tmp_path / "s.json", "killed", "survived", shard=(1, 2))
     assert cli.main(["add", "--engine", "mutmut", str(shard), "--store", str(store)]) == 2
@@ -168,24 +127,13 @@ def test_a_shard_never_joins_a_whole_run(tmp_path: Path, capsys: pytest.CaptureF
 @pytest.mark.parametrize(("statuses", "expected"), [(("killed", "timeout"), 0), (("killed", "survived"), 1)])
 def test_the_gate_reads_the_store(tmp_path: Path, statuses: tuple[str, ...], expected: int) -> None:
     store = tmp_path / "store.json"
-    cli.main(
-        ["add", "--engine", "mutmut", str(_mutmut(tmp_path / "m.json", *statuses)), "--store", str(store)]
-    )
+    _add(tmp_path, store, *statuses)
     assert cli.main(["gate", "--store", str(store), "--config", str(_config(tmp_path))]) == expected
 
 
 def test_the_report_reads_the_store(tmp_path: Path) -> None:
     store = tmp_path / "store.json"
-    cli.main(
-        [
-            "add",
-            "--engine",
-            "mutmut",
-            str(_mutmut(tmp_path / "m.json", "killed", "survived")),
-            "--store",
-            str(store),
-        ]
-    )
+    _add(tmp_path, store, "killed", "survived")
     summary = tmp_path / "summary.md"
     assert (
         cli.main(
@@ -224,9 +172,7 @@ def test_an_engine_that_fails_leaves_the_store_as_it_was(
         ),
     )
     store = tmp_path / "store.json"
-    cli.main(
-        ["add", "--engine", "mutmut", str(_mutmut(tmp_path / "m.json", "killed")), "--store", str(store)]
-    )
+    _add(tmp_path, store, "killed")
     before = store.read_bytes()
     assert cli.main(["run", "sweep", "--store", str(store)]) == 2
     assert "sweep did not run to the end (exit status 2)\n" in capsys.readouterr().err
@@ -291,3 +237,12 @@ def test_a_store_of_another_version_or_engine_is_refused(tmp_path: Path) -> None
 )
 def test_show_is_sent_to_the_engine_that_names_its_mutants_so(mutant_id: str, engine: str) -> None:
     assert engines.engine_of(mutant_id).name == engine
+
+
+def test_list_and_show_are_the_engines_own(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["list", "sweep", "--operator", "drop-element", "--file", "guard_lib/errors.py"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed
+    assert all(" drop-element: " in line for line in listed)
+    assert cli.main(["show", listed[0].split()[0]]) == 0
+    assert capsys.readouterr().out.startswith("--- a/guard_lib/errors.py")
