@@ -282,3 +282,135 @@ def test_what_is_not_callable_is_refused_before_anything_else_is_asked_of_it() -
     # From Python 3.12 inspect's tests read attributes, which such a proxy refuses.
     with pytest.raises(TypeError, match=r"decorates a function, not <Unbound proxy>"):
         guard_lib.device(0, runtime=SimulatedRuntime(2))(_Unbound())  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(guard_lib.IMPLEMENTATION == "compiled", reason="instants between the reference's lines")
+@pytest.mark.skipif(
+    "MUTANT_UNDER_TEST" in os.environ, reason="mutmut's trampolines move create's lines; the sweep runs it"
+)
+def test_a_result_create_never_handed_over_stays_quiet_when_its_settling_is_interrupted_too() -> None:
+    # An interrupt just before create returns its Result, and another from the runtime while create's
+    # handler settles: the Result nobody received is marked checked before anything else can raise.
+    from guard_lib import device_guard
+
+    lines = Path(device_guard.__file__).read_text(encoding="utf-8").splitlines()
+    target = next(n for n, line in enumerate(lines, 1) if line.strip() == "return outcome")
+    create = device_guard.DeviceGuard.__dict__["create"].__func__.__code__
+    rt = SimulatedRuntime(2)
+
+    def local(frame: Any, event: str, arg: object) -> Any:
+        if event == "line" and frame.f_lineno == target:
+            sys.settrace(before)
+            frame.f_trace = None
+            rt.raise_next("get_device", KeyboardInterrupt("second"))
+            raise KeyboardInterrupt("first")
+        return local
+
+    def tracer(frame: Any, event: str, arg: object) -> Any:
+        return local if frame.f_code is create else None
+
+    before = sys.gettrace()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sys.settrace(tracer)
+        try:
+            with pytest.raises(KeyboardInterrupt, match="second"):
+                DeviceGuard.create(1, runtime=rt)
+        finally:
+            sys.settrace(before)
+        gc.collect()
+    # the guard, interrupted while it settled, still owes and says so when collected; its Result does not
+    assert sorted(w.category.__name__ for w in caught) == ["ResourceWarning"]
+
+
+_SIMULATED_CALLS: dict[str, tuple[str, Any]] = {
+    "read that fails": ("get_device", lambda rt: rt.fail_next("get_device", 999)),
+    "switch that fails": ("set_device", lambda rt: rt.fail_next("set_device", 999)),
+    "switch that fails and moves": ("set_device", lambda rt: rt.fail_next("set_device", 999, moves_to=1)),
+    "switch": ("set_device", lambda rt: None),
+    "switch that raises after its effect": (
+        "set_device",
+        lambda rt: rt.raise_next("set_device", RuntimeError("after")),
+    ),
+}
+
+
+def _interrupted_call(rt: SimulatedRuntime, op: str, at: int) -> bool:
+    """Call ``op`` with an interrupt before its ``at``-th instruction in the simulated runtime; True if it
+    landed, False if the call finished first."""
+    from guard_lib import simulated
+
+    here = simulated.__file__
+    count = [0]
+
+    def local(frame: Any, event: str, arg: object) -> Any:
+        if event == "opcode":
+            count[0] += 1
+            if count[0] == at:
+                raise KeyboardInterrupt(f"instruction {at}")
+        return local
+
+    def tracer(frame: Any, event: str, arg: object) -> Any:
+        if frame.f_code.co_filename != here:
+            return None
+        frame.f_trace = local  # first: Python 3.12 sends opcode events only to a frame with a tracer
+        frame.f_trace_opcodes = True
+        return local
+
+    call = rt.get_device if op == "get_device" else lambda: rt.set_device(1)
+    before = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        call()
+    except KeyboardInterrupt:
+        return True
+    except RuntimeError:
+        pass
+    finally:
+        sys.settrace(before)
+    return False
+
+
+@pytest.mark.parametrize("name", sorted(_SIMULATED_CALLS))
+def test_an_interrupt_anywhere_in_a_simulated_call_keeps_its_log_faults_and_contexts_true(name: str) -> None:
+    # The simulated runtime stands for C calls, but it is Python: wherever an interrupt lands in one of its
+    # calls, a fault is never used up by a call its log does not show, and a context is recorded only on
+    # a device the thread has landed on.
+    op, arrange = _SIMULATED_CALLS[name]
+    _interrupted_call(SimulatedRuntime(2), op, 0)  # Python 3.12 sends opcode events from a code's 2nd run
+    at = 0
+    while True:
+        at += 1
+        rt = SimulatedRuntime(2)
+        arrange(rt)
+        if not _interrupted_call(rt, op, at):
+            break
+        logged = sum(1 for called, _ in rt.calls if called == op)
+        assert rt.contexts <= {rt.current_device}, (at, rt.contexts, rt.current_device)
+        try:
+            retried = rt.get_device()[0] if op == "get_device" else rt.set_device(1)[0]
+        except RuntimeError:
+            retried = 999
+        fault_used_up = name != "switch" and retried != 999
+        assert logged >= fault_used_up, (at, logged, rt.calls)
+    assert at > 5  # the calls were interrupted at every instruction they have
+
+
+def test_a_borrow_whose_read_failed_keeps_no_hold_on_the_runtime() -> None:
+    # A backend keeps its `device(i)` for the life of its engine; a refused entry must not keep the
+    # runtime it was refused on (a whole process's default, put in place only for a while) alive.
+    import weakref
+
+    from guard_lib import GuardError, device
+    from guard_lib.runtime import use_runtime
+
+    borrow = device(1)
+    rt = SimulatedRuntime(2)
+    rt.fail_next("get_device", cuda_errors.LAUNCH_FAILURE)
+    with use_runtime(rt), pytest.raises(GuardError, match="cannot read the current CUDA device"):
+        with borrow:
+            pass
+    gone = weakref.ref(rt)
+    del rt
+    gc.collect()
+    assert gone() is None
