@@ -7,10 +7,10 @@ statement inside a definition becomes ``pass`` in a copy of the project; the cop
 the behaviour tests run against it (``GUARD_LIB_IMPL=compiled``, stopping at the first failure).
 
 Verdicts: killed (a test failed, or the test process crashed), survived (all passed), reviewed (survived,
-and ``[[core_deletion_equivalent]]`` in mutation_config.toml says why that changes no behaviour: keyed by
-the function and the statement's text), invalid (the mutated core did not build, or pytest could not
-run). Exit 0 when nothing survived unreviewed and every review still matches a survivor, 1 otherwise,
-2 for bad input.
+and an entry of ``[[reviewed]]`` with ``engine = "core-deletions"`` in mutation_config.toml says why that
+changes no behaviour: keyed by the function and the statement's text), invalid (the mutated core did not
+build, or pytest could not run). Exit 0 when nothing survived unreviewed and every review still matches
+a survivor, 1 otherwise, 2 for bad input.
 
     python scripts/core_deletions.py --jobs 8 --json reports/core-deletions.json
 """
@@ -32,10 +32,11 @@ from pathlib import Path
 
 from critical_harness.compiled import HEADER as _HEADER
 from critical_harness.engine import tail
-from mutation_config_file import ConfigFileError, read_config
+from mutation_config_file import ConfigFileError, read_config, reviewed
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = "guard_lib/_core.pyx"
+ENGINE = "core-deletions"  # its name in [[reviewed]]
 # Lines that are not statements of their own, or whose removal the compiler refuses anyway.
 _SKIPPED_STARTS = ("#", '"', "'", "@", "def ", "cdef ", "class ", "else", "elif", "except", "finally", "try")
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
@@ -137,17 +138,8 @@ def judge(deletion: Deletion, source: str, tests: list[str], scratch: Path, time
 
 
 def reviews(config: Path) -> dict[tuple[str, str], str]:
-    """``[[core_deletion_equivalent]]``: (scope, text) -> why; raises ConfigFileError if malformed."""
-    entries = read_config(config).get("core_deletion_equivalent", [])
-    found: dict[tuple[str, str], str] = {}
-    for number, entry in enumerate(entries, start=1):
-        where = f"{config}: [[core_deletion_equivalent]] number {number}"
-        if not isinstance(entry, dict) or set(entry) != {"scope", "text", "why"}:
-            raise ConfigFileError(f"{where}: needs exactly the keys scope, text and why")
-        if not all(isinstance(entry[k], str) and entry[k].strip() for k in ("scope", "text", "why")):
-            raise ConfigFileError(f"{where}: scope, text and why must be non-empty strings")
-        found[(entry["scope"], entry["text"])] = entry["why"]
-    return found
+    """The core deletions' ``[[reviewed]]`` entries: (scope, text) -> reason; ConfigFileError if malformed."""
+    return {(e["scope"], e["text"]): e["reason"] for _, e in reviewed(read_config(config), config, ENGINE)}
 
 
 def settle_reviews(

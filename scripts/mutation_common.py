@@ -60,7 +60,7 @@ class MutantName:
 
     @property
     def function(self) -> str:
-        """``module:qualname``: the key reviewers write in ``[[equivalent]]`` entries."""
+        """``module:qualname``: the key reviewers write in mutmut's ``[[reviewed]]`` entries."""
         return f"{self.module}:{self.qualname}"
 
     @property

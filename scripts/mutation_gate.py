@@ -2,10 +2,10 @@
 
 Inputs:
   --results FILE   mutmut verdicts exported by ``python scripts/mutation_run.py run`` (or ``merge``)
-  --config FILE    mutation_config.toml: ``[gate]`` and the reviewed ``[[equivalent]]`` list
+  --config FILE    mutation_config.toml: ``[gate]`` and mutmut's ``[[reviewed]]`` entries
   --critical FILE  optional JSON of ``python scripts/critical_mutants.py run --json FILE``
   --sweep FILE     optional results of ``python scripts/mutation_sweep.py run --out FILE``: every
-                   generated mutant killed or reviewed in ``[[sweep_equivalent]]``, no review stale
+                   generated mutant killed or reviewed in ``[[reviewed]]``, no review stale
 
 Exit status: 0 the gate passes; 1 a finding (unreviewed survivor, score under min_score, stale or
 ambiguous equivalent entry, an equivalent entry whose mutant is killed, critical mutant not killed);
@@ -13,7 +13,7 @@ ambiguous equivalent entry, an equivalent entry whose mutant is killed, critical
 
 Verdict classes (mutmut status -> gate):
   killed, caught by type check, timeout, segfault -> killed
-  survived             -> survivor, unless exactly one [[equivalent]] entry matches it (then excluded)
+  survived             -> survivor, unless exactly one [[reviewed]] entry matches it (then excluded)
   no tests             -> survivor: no test reaches the mutated code (an equivalent entry cannot excuse it)
   suspicious, check was interrupted by user -> survivor: the run did not show the tests caught it
   skipped              -> excluded from the score, listed

@@ -1,22 +1,16 @@
 """The sweep's settings and reviewed equivalents, read from ``mutation_config.toml``.
 
-``[sweep]`` names the package, the files it leaves out and the pytest arguments; each
-``[[sweep_equivalent]]`` is a reviewed survivor, keyed by file, scope, operator, original and mutated
-text (never by line), with a one-line reason.
+``[sweep]`` names the package, the files it leaves out and the pytest arguments; each ``[[reviewed]]``
+entry with ``engine = "sweep"`` is a reviewed survivor, keyed by file, scope, operator, original and
+mutated text (never by line), with a one-line reason.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    pass
-else:  # pragma: no cover - exercised only on 3.10
-    pass
-
-from mutation_config_file import ConfigFileError, read_config
+from mutation_config_file import ConfigFileError, read_config, reviewed
 from mutation_model import mutant_key
 
 from .operators import ALL
@@ -47,7 +41,7 @@ class Equivalent:
 
     def describe(self) -> str:
         change = f"{self.original!r} -> {self.mutated!r}"
-        return f"[[sweep_equivalent]] #{self.index} ({self.file} {self.scope} {self.operator}: {change})"
+        return f"[[reviewed]] #{self.index} (sweep, {self.file} {self.scope} {self.operator}: {change})"
 
 
 @dataclass(frozen=True)
@@ -62,8 +56,6 @@ class SweepConfig:
 
 
 _SWEEP_KEYS = {"package", "exclude", "pytest_args", "timeout_s", "operators"}
-_EQUIVALENT_KEYS = {"file", "scope", "operator", "original", "mutated", "reason"}
-_OPTIONAL_KEYS = {"occurrence"}
 
 
 def _strings(value: object, where: str) -> tuple[str, ...]:
@@ -102,22 +94,15 @@ def load(path: Path) -> SweepConfig:
         raise ConfigError(
             f"{path}: [sweep] timeout_s must be a finite number of seconds > 0, got {timeout!r}"
         )
-    raw = data.get("sweep_equivalent", [])
-    if not isinstance(raw, list):
-        raise ConfigError(f"{path}: sweep_equivalent must be an array of tables ([[sweep_equivalent]])")
+    try:
+        mine = reviewed(data, path, "sweep")
+    except ConfigFileError as exc:
+        raise ConfigError(str(exc)) from exc
     entries: list[Equivalent] = []
-    for index, entry in enumerate(raw, start=1):
-        where = f"{path}: [[sweep_equivalent]] #{index}"
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{where} must be a table")
-        unknown = sorted(set(entry) - _EQUIVALENT_KEYS - _OPTIONAL_KEYS)
-        missing = sorted(_EQUIVALENT_KEYS - set(entry))
-        if unknown or missing:
-            raise ConfigError(f"{where}: unknown key(s) {unknown}, missing key(s) {missing}")
-        if not all(isinstance(entry[k], str) for k in _EQUIVALENT_KEYS) or not entry["reason"].strip():
-            raise ConfigError(f"{where}: every key is a string, and the reason is not empty")
+    for index, entry in mine:
         occurrence = entry.get("occurrence")
         if occurrence is not None and (type(occurrence) is not int or occurrence < 1):
+            where = f"{path}: [[reviewed]] #{index} (sweep)"
             raise ConfigError(f"{where}: occurrence must be an integer >= 1, got {occurrence!r}")
         entries.append(
             Equivalent(

@@ -66,7 +66,7 @@ def test_sharded_run_merge_gate_and_report(tmp_path: Path) -> None:
             line[1:] for line in m["diff"].splitlines() if line[:1] == "-" and line[:3] != "---"
         )
         entries.append(
-            f"[[equivalent]]\nfunction = {json.dumps('tinypkg.calc:' + qualname)}\n"
+            f'[[reviewed]]\nengine = "mutmut"\nfunction = {json.dumps("tinypkg.calc:" + qualname)}\n'
             f'diff = {json.dumps(added)}\nremoved = {json.dumps(removed)}\nreason = "test"\n'
         )
     config.write_text("[gate]\nmin_score = 100\n" + "".join(entries), encoding="utf-8")

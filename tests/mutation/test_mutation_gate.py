@@ -26,6 +26,7 @@ def gate(tmp_path: Path, mutants: list[dict[str, object]], cfg: str, *extra: str
     return mutation_gate.main(["--results", str(results), "--config", str(config(tmp_path, cfg)), *extra])
 
 
+MUTMUT = '[[reviewed]]\nengine = "mutmut"\n'
 EQUIV = """
 [gate]
 min_score = 100.0
@@ -33,7 +34,8 @@ min_score = 100.0
 anything = "belongs to the harness and is ignored"
 [[mutant]]
 id = "harness-owned"
-[[equivalent]]
+[[reviewed]]
+engine = "mutmut"
 function = "pkg.mod:f"
 diff = "+    return   a - b"
 reason = "reviewed"
@@ -77,7 +79,7 @@ def test_reviewed_equivalent_is_excluded_matching_on_function_and_text(tmp_path:
 
 def test_equivalent_for_another_function_does_not_excuse(tmp_path: Path) -> None:
     other = _scripts.mutant("pkg.mod.x_g__mutmut_1", removed="x", added="return a - b")
-    entry = EQUIV + '[[equivalent]]\nfunction = "pkg.mod:g"\ndiff = "nothing like it"\nreason = "r"\n'
+    entry = EQUIV + MUTMUT + 'function = "pkg.mod:g"\ndiff = "nothing like it"\nreason = "r"\n'
     assert gate(tmp_path, [_scripts.mutant(F + "1"), other], entry) == 1
 
 
@@ -106,7 +108,7 @@ def test_ambiguous_equivalent_fails_and_removed_disambiguates(tmp_path: Path) ->
     ]
     assert gate(tmp_path, twins, EQUIV) == 1
     both = EQUIV.replace('reason = "reviewed"', 'reason = "reviewed"\nremoved = "return a + b"')
-    both += '[[equivalent]]\nfunction = "pkg.mod:f"\ndiff = "return a - b"\n'
+    both += MUTMUT + 'function = "pkg.mod:f"\ndiff = "return a - b"\n'
     both += 'removed = "return a * b"\nreason = "r"\n'
     assert gate(tmp_path, twins, both) == 0
 
@@ -151,7 +153,10 @@ def test_equivalent_whose_mutant_is_killed_is_refuted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert gate(tmp_path, [_scripts.mutant(F + "1", "killed")], EQUIV) == 1
-    assert f"refuted [[equivalent]] #1 (pkg.mod:f: 'return a - b'): {F}1 is killed" in capsys.readouterr().out
+    assert (
+        f"refuted [[reviewed]] #1 (mutmut, pkg.mod:f: 'return a - b'): {F}1 is killed"
+        in capsys.readouterr().out
+    )
 
 
 @pytest.mark.parametrize(
@@ -159,9 +164,9 @@ def test_equivalent_whose_mutant_is_killed_is_refuted(
     [
         "[gate]\nmin_scor = 90\n",
         "[gate]\nmin_score = 101\n",
-        '[[equivalent]]\nfunction = "pkg.mod:f"\ndiff = "x"\nreason = "r"\nnote = "unknown key"\n',
-        '[[equivalent]]\nfunction = "pkg.mod.f"\ndiff = "x"\nreason = "r"\n',
-        '[[equivalent]]\nfunction = "pkg.mod:f"\ndiff = "x"\n',
+        MUTMUT + 'function = "pkg.mod:f"\ndiff = "x"\nreason = "r"\nnote = "unknown key"\n',
+        MUTMUT + 'function = "pkg.mod.f"\ndiff = "x"\nreason = "r"\n',
+        MUTMUT + 'function = "pkg.mod:f"\ndiff = "x"\n',
         "not toml = = =",
     ],
 )

@@ -27,7 +27,7 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 EQUIV = (
-    '[gate]\n[[equivalent]]\nfunction = "pkg.mod:f"\ndiff = "return a * b"\n'
+    '[gate]\n[[reviewed]]\nengine = "mutmut"\nfunction = "pkg.mod:f"\ndiff = "return a * b"\n'
     'reason = "both are 0 in every test"\n'
     '[[mutant]]\nid = "restore-skipped"\n[[mutant]]\nid = "wrong-device"\n'
 )

@@ -154,11 +154,12 @@ def _config(tmp_path: Path, text: str) -> Path:
         ("[sweep]\npackage = 'x y'\n", "package must be a package name"),
         ("[sweep]\npackage = 'x'\ntimeout_s = inf\n", "timeout_s must be a finite number"),
         ("[sweep]\npackage = 'x'\ntimeout_s = nan\n", "timeout_s must be a finite number"),
-        ("[sweep]\npackage = 'x'\n[[sweep_equivalent]]\nfile = 'a'\n", "missing key"),
+        ("[sweep]\npackage = 'x'\n[[reviewed]]\nengine = 'sweep'\nfile = 'a'\n", "missing key"),
         (
-            "[sweep]\npackage = 'x'\n[[sweep_equivalent]]\nfile='a'\nscope='b'\noperator='c'\noriginal='d'\n"
+            "[sweep]\npackage = 'x'\n[[reviewed]]\nengine = 'sweep'\n"
+            "file='a'\nscope='b'\noperator='c'\noriginal='d'\n"
             "mutated='e'\nreason=' '\n",
-            "reason is not empty",
+            "'reason' must be a non-empty string",
         ),
         ("[sweep\n", "malformed TOML"),
     ],
@@ -206,7 +207,7 @@ def test_identical_edits_in_one_scope_are_told_apart_by_occurrence() -> None:
     assert first.id != second.id
     run = SweepResults([Result(first, KILLED), Result(second, SURVIVED)], universe_of([first.id, second.id]))
     loose = _review(1)
-    assert any(f.startswith("ambiguous [[sweep_equivalent]] #1") for f in judge(run, (loose,)).findings())
+    assert any(f.startswith("ambiguous [[reviewed]] #1 (sweep,") for f in judge(run, (loose,)).findings())
     pinned = Equivalent(**{**loose.__dict__, "occurrence": 2})
     j = judge(run, (pinned,))
     assert j.findings() == []
@@ -215,7 +216,8 @@ def test_identical_edits_in_one_scope_are_told_apart_by_occurrence() -> None:
 
 def test_a_review_gives_occurrence_as_a_positive_integer(tmp_path: Path) -> None:
     text = (
-        "[sweep]\npackage = 'x'\n[[sweep_equivalent]]\nfile='a'\nscope='b'\noperator='c'\noriginal='d'\n"
+        "[sweep]\npackage = 'x'\n[[reviewed]]\nengine = 'sweep'\n"
+        "file='a'\nscope='b'\noperator='c'\noriginal='d'\n"
         "mutated='e'\nreason='r'\noccurrence = 0\n"
     )
     with pytest.raises(ConfigError, match="occurrence must be an integer >= 1, got 0"):
