@@ -41,7 +41,7 @@ import pytest
 # critical_harness.model's names, restated: this module runs on its own inside a project copy.
 OUTCOMES_PLUGIN = "_mutant_outcomes"  # the harness's plugin, registered by name (-p)
 PRELOAD_ENV = "CRITICAL_MUTANTS_PRELOAD"
-SELECT = "_harness_select_"  # a woven build's switch (critical_harness.schemata)
+SELECT = "_harness_select_"  # a woven build's switch (critical_harness.switched_source)
 
 
 def _code_for(code: types.CodeType, qualname: str) -> list[types.CodeType]:

@@ -16,8 +16,8 @@ from mutation_io import InputError, read_mutation_config
 from mutation_model import CRITICAL, CRITICAL_OPERATOR, JudgedMutant, Verdict, mutant_key
 from mutation_sweep import config as sweep_config
 from mutation_sweep.judge import judge
-from mutation_sweep.tools.results import ResultsError
-from mutation_sweep.tools.results import load as load_sweep
+from mutation_sweep.results import ResultsError
+from mutation_sweep.results import load as load_sweep
 
 CRITICAL_VERDICTS = {"killed", "survived", "timeout", "invalid", "not-exercised", "wrong-reason"}
 

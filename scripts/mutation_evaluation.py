@@ -14,7 +14,7 @@ from mutation_gate_config import Equivalent, GateConfig, equivalent_matches
 from mutation_io import InputError
 from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Verdict, mutant_key
 from mutation_sweep.judge import Judgement
-from mutation_sweep.tools.results import SweepResults
+from mutation_sweep.results import SweepResults
 from mutation_sweep.work_item import INVALID
 from mutation_sweep.work_item import Result as SweepResult
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from mutation_evaluation import Evaluation
 from mutation_io import repo_text
 from mutation_model import JudgedMutant
-from mutation_sweep.tools.line_engines import LineCoverage, line_coverage
+from mutation_sweep.line_coverage import LineCoverage, line_coverage
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
 """Mutants of compiled sources: which files are, how a copy rebuilds them, and what the tests import.
 
 A ``.pyx`` mutant's tests run against the compiled implementation. Warm, it is one of the woven build's
-switches (``woven.py``). Cold, or where it cannot be woven, the copy's extension is rebuilt from the
+switches (``switched_build.py``). Cold, or where it cannot be woven, the copy's extension is rebuilt from the
 mutated source and the copy's build outputs are put back afterwards. Every other mutant is of the Python
 reference, which the tests then import (``GUARD_LIB_IMPL=python``).
 """

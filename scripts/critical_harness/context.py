@@ -94,7 +94,7 @@ class Context:
         self.warm_runs = 0
         # What each test called in the baseline ("file:qualname"), for the cases to run first.
         self.calls: dict[str, list[str]] = {}
-        # The woven build of the compiled mutants (schemata.py), once it is built and green unmutated:
+        # The woven build of the compiled mutants (switched_source.py), once it is built and green unmutated:
         # where it is, and each woven mutant's module and number.
         self.woven: Path | None = None
         self.switches: dict[str, tuple[str, int]] = {}

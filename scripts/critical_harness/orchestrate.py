@@ -33,9 +33,9 @@ from .model import (
 )
 from .outcomes import entry_status, merge_runs
 from .processes import Runner
+from .switched_build import prepare_woven
 from .warm import SERVER_SOURCE
 from .workspace import COPIES_PREFIX, OWNER_FILE, identity, make_copy, remove_stale_copies, remove_tree
-from .woven import prepare_woven
 
 
 def _check_package_location(run: TestRun, project: Path, package: str) -> None:

@@ -4,7 +4,7 @@ once, and forks a child per run with the mutated function's code swapped in (``_
 Only a mutant that changes nothing but one function's body can go warm: module level, class bodies,
 signatures, defaults and decorators run at import, which a code swap cannot replay; those, and the
 real CUDA runtime (not fork-safe once initialised), take the cold path: a fresh interpreter per run.
-A compiled mutant goes warm through a server on the woven build (``woven.py``), which turns its switch on.
+A compiled mutant goes warm through a server on the switched build (``switched_build.py``), its switch on.
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ def _sweep_run(options: RunOptions, out: Path) -> int:
 
 
 def _sweep_read(path: Path) -> Any:
-    from mutation_sweep.tools.results import ResultsError, load
+    from mutation_sweep.results import ResultsError, load
 
     try:
         return load(path)
@@ -172,7 +172,7 @@ def _sweep_read(path: Path) -> Any:
 
 
 def _sweep_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    from mutation_sweep.tools.results import ResultsError, merge
+    from mutation_sweep.results import ResultsError, merge
 
     try:
         merged = merge([_through_file(d, _sweep_read) for d in documents])

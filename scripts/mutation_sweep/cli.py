@@ -30,11 +30,11 @@ from mutation_model import KILLED, SURVIVED
 
 from . import config as sweep_config
 from . import cython_view
-from .distribution import compiled_builds, fork_engine
 from .generate import Generated, generate, is_cython
 from .operators import ALL
+from .results import ResultsError, SweepResults, load, merge, select_shard, universe_of
+from .runners import compiled_builds, forked
 from .select_tests import SUITE, TestMap, test_map, tests_for, tests_for_scope
-from .tools.results import ResultsError, SweepResults, load, merge, select_shard, universe_of
 from .work_item import INVALID, Mutant, Result
 
 log = logging.getLogger("mutation_sweep")
@@ -165,7 +165,7 @@ def _jobs(
     scratch: Path,
     parallel: int,
     cfg: sweep_config.SweepConfig,
-) -> tuple[list[fork_engine.Job], list[Result]]:
+) -> tuple[list[forked.Job], list[Result]]:
     """A job per mutant; the compiled ones built first, and those Cython refuses judged invalid."""
     compiled = [m for m in mutants if is_cython(m.file)]
     builds = compiled_builds.build(ROOT, compiled, generated.sources, scratch, parallel)
@@ -190,7 +190,7 @@ def _jobs(
             then_suite = (m.definition or m.at_import) and tests != (SUITE,)
         source = generated.sources[m.id]
         jobs.append(
-            fork_engine.Job(
+            forked.Job(
                 m, _module(m.file), source, tests, mapping.suite_order, then_suite, built=built, switch=switch
             )
         )
@@ -202,8 +202,8 @@ def _jobs(
 def _check_green(woven: Path, any_mutant: Mutant, mapping: TestMap, cfg: sweep_config.SweepConfig) -> None:
     """The woven build, no switch on, must pass the whole suite: else its kills would be its own."""
     module = _module(any_mutant.file)
-    job = fork_engine.Job(any_mutant, module, "", (SUITE,), mapping.suite_order, built=woven)
-    [result] = fork_engine.run(
+    job = forked.Job(any_mutant, module, "", (SUITE,), mapping.suite_order, built=woven)
+    [result] = forked.run(
         [job], ROOT, cfg.pytest_args, parallel=1, timeout_s=cfg.timeout_s * 10, on_result=lambda _: None
     )
     if result.verdict != SURVIVED:
@@ -214,7 +214,7 @@ def _check_green(woven: Path, any_mutant: Mutant, mapping: TestMap, cfg: sweep_c
     log.info("sweep: the woven build, no mutant selected, passes the suite")
 
 
-def _run_jobs(jobs: list[fork_engine.Job], parallel: int, cfg: sweep_config.SweepConfig) -> list[Result]:
+def _run_jobs(jobs: list[forked.Job], parallel: int, cfg: sweep_config.SweepConfig) -> list[Result]:
     done = [0]
 
     def progress(result: Result) -> None:
@@ -233,7 +233,7 @@ def _run_jobs(jobs: list[fork_engine.Job], parallel: int, cfg: sweep_config.Swee
         elif done[0] % 100 == 0:
             log.info("[%d/%d] ...", done[0], len(jobs))
 
-    return fork_engine.run(
+    return forked.run(
         jobs, ROOT, cfg.pytest_args, parallel=parallel, timeout_s=cfg.timeout_s, on_result=progress
     )
 
@@ -263,7 +263,7 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         dict(generated.skipped) or "none",
     )
     mapping = test_map(ROOT, cfg.package, cfg.pytest_args)
-    fork_engine.warm_up()
+    forked.warm_up()
     with tempfile.TemporaryDirectory(prefix="sweep-builds-") as scratch:
         jobs, invalid = _jobs(
             mutants,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from mutation_model import KILLED, TIMEOUT
 
 from .config import Equivalent
-from .tools.results import SweepResults
+from .results import SweepResults
 from .work_item import INVALID, Result
 
 

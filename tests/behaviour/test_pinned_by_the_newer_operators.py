@@ -131,6 +131,26 @@ def test_a_failed_import_leaves_none_of_guard_lib_behind() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_a_failed_import_in_this_process_leaves_none_of_guard_lib_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The same, in this interpreter, where a mutant served from memory is what gets imported again.
+    import importlib
+
+    loaded = [name for name in sys.modules if name == "guard_lib" or name.startswith("guard_lib.")]
+    for name in loaded:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setenv("GUARD_LIB_IMPL", "bogus")
+    try:
+        with pytest.raises(ImportError):
+            importlib.import_module("guard_lib")
+        left = sorted(name for name in sys.modules if name.startswith("guard_lib"))
+    finally:
+        for name in [n for n in sys.modules if n == "guard_lib" or n.startswith("guard_lib.")]:
+            del sys.modules[name]
+    assert left == []
+
+
 def test_in_mutmuts_copy_the_core_is_not_even_imported(monkeypatch: pytest.MonkeyPatch) -> None:
     # mutmut's copy takes the reference before it looks for the core: one implementation in the process.
     # In this process, so that a mutant served from memory is what runs.
@@ -196,6 +216,31 @@ def test_a_pytest_that_fails_to_load_is_not_reported_as_missing(tmp_path: Path) 
     assert done.returncode == 1
     assert "RuntimeError: pytest is broken: incompatible pluggy" in done.stderr
     assert "needs pytest" not in done.stderr
+
+
+class _BrokenPytest:
+    """A finder under which ``import pytest`` fails while loading, as a pytest with a broken pluggy does."""
+
+    def find_spec(self, name: str, path: object, target: object = None) -> None:
+        if name == "pytest":
+            raise RuntimeError("pytest is broken: incompatible pluggy")
+
+
+def test_a_pytest_that_fails_to_load_in_this_process_comes_through_as_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The same, in this interpreter, where a mutant served from memory is what gets imported again.
+    import importlib
+
+    raises = pytest.raises  # pytest is out of sys.modules while the plugin loads
+    monkeypatch.delitem(sys.modules, "guard_lib.testing", raising=False)
+    monkeypatch.delitem(sys.modules, "pytest")
+    monkeypatch.setattr(sys, "meta_path", [_BrokenPytest(), *sys.meta_path])
+    try:
+        with raises(RuntimeError, match="pytest is broken"):
+            importlib.import_module("guard_lib.testing")
+    finally:
+        sys.modules.pop("guard_lib.testing", None)
 
 
 @pytest.mark.skipif(guard_lib.IMPLEMENTATION == "compiled", reason="instants between the reference's lines")
@@ -325,6 +370,7 @@ def test_a_result_create_never_handed_over_stays_quiet_when_its_settling_is_inte
 
 _SIMULATED_CALLS: dict[str, tuple[str, Any]] = {
     "read that fails": ("get_device", lambda rt: rt.fail_next("get_device", 999)),
+    "count that fails": ("get_device_count", lambda rt: rt.fail_next("get_device_count", 999)),
     "switch that fails": ("set_device", lambda rt: rt.fail_next("set_device", 999)),
     "switch that fails and moves": ("set_device", lambda rt: rt.fail_next("set_device", 999, moves_to=1)),
     "switch": ("set_device", lambda rt: None),
@@ -332,6 +378,12 @@ _SIMULATED_CALLS: dict[str, tuple[str, Any]] = {
         "set_device",
         lambda rt: rt.raise_next("set_device", RuntimeError("after")),
     ),
+}
+
+_CALL: dict[str, Any] = {
+    "get_device": lambda rt: rt.get_device(),
+    "get_device_count": lambda rt: rt.get_device_count(),
+    "set_device": lambda rt: rt.set_device(1),
 }
 
 
@@ -357,11 +409,10 @@ def _interrupted_call(rt: SimulatedRuntime, op: str, at: int) -> bool:
         frame.f_trace_opcodes = True
         return local
 
-    call = rt.get_device if op == "get_device" else lambda: rt.set_device(1)
     before = sys.gettrace()
     sys.settrace(tracer)
     try:
-        call()
+        _CALL[op](rt)
     except KeyboardInterrupt:
         return True
     except RuntimeError:
@@ -388,7 +439,7 @@ def test_an_interrupt_anywhere_in_a_simulated_call_keeps_its_log_faults_and_cont
         logged = sum(1 for called, _ in rt.calls if called == op)
         assert rt.contexts <= {rt.current_device}, (at, rt.contexts, rt.current_device)
         try:
-            retried = rt.get_device()[0] if op == "get_device" else rt.set_device(1)[0]
+            retried = _CALL[op](rt)[0]
         except RuntimeError:
             retried = 999
         fault_used_up = name != "switch" and retried != 999
@@ -414,3 +465,40 @@ def test_a_borrow_whose_read_failed_keeps_no_hold_on_the_runtime() -> None:
     del rt
     gc.collect()
     assert gone() is None
+
+
+@pytest.mark.skipif(
+    "MUTANT_UNDER_TEST" in os.environ, reason="mutmut's copy takes the reference without looking for the core"
+)
+def test_a_core_whose_build_failed_is_warned_of_when_the_choice_is_made_at_import(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The module's own import makes the choice, in this interpreter (where a mutant served from memory is
+    # what gets imported again): everything the choice calls is defined by then.
+    import builtins
+    import importlib
+    import io
+    import logging
+
+    real_open = builtins.open
+
+    def note_says_failed(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file).endswith(f"_core_not_built.{sys.implementation.cache_tag}.txt"):
+            return io.StringIO("failed\nno C compiler was found\n")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(guard_lib, "implementation", implementation)
+    monkeypatch.delitem(sys.modules, "guard_lib.implementation")
+    monkeypatch.setitem(sys.modules, "guard_lib._core", None)  # the core cannot be imported
+    monkeypatch.setenv("GUARD_LIB_IMPL", "auto")
+    monkeypatch.setattr(builtins, "open", note_says_failed)
+    try:
+        with caplog.at_level(logging.WARNING, logger="guard_lib"):
+            chosen = importlib.import_module("guard_lib.implementation")
+    finally:
+        sys.modules.pop("guard_lib.implementation", None)
+    assert chosen is not implementation
+    assert chosen.REASON == "the compiled core is not built (no C compiler was found)"
+    assert [r.getMessage().split(": ")[0] for r in caplog.records] == [
+        "guard_lib runs its Python implementation (the same behaviour, slower)"
+    ]

@@ -16,7 +16,7 @@ from mutation_gate_config import GateConfig
 from mutation_model import CRITICAL, KILLED, MUTMUT, SURVIVED, SWEEP, TIMEOUT, Verdict, mutant_key
 from mutation_sweep.config import Equivalent
 from mutation_sweep.judge import judge
-from mutation_sweep.tools.results import SweepResults, universe_of
+from mutation_sweep.results import SweepResults, universe_of
 from mutation_sweep.work_item import Mutant, Result
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mutation_model import KILLED
 from mutation_sweep import select_tests
-from mutation_sweep.distribution import fork_engine
+from mutation_sweep.runners import forked
 from mutation_sweep.work_item import Mutant, Result
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,13 +85,13 @@ def _judged_killed_unrun(monkeypatch: pytest.MonkeyPatch) -> list[Mutant]:
     ran: list[Mutant] = []
     monkeypatch.setenv("GUARD_LIB_IMPL", "python")  # main() sets it; the setting is undone after the test
 
-    def run(jobs: list[fork_engine.Job], *args: object, **kwargs: object) -> list[Result]:
+    def run(jobs: list[forked.Job], *args: object, **kwargs: object) -> list[Result]:
         ran.extend(j.mutant for j in jobs)
         return [Result(j.mutant, KILLED) for j in jobs]
 
     monkeypatch.setattr(cli, "test_map", lambda *a: select_tests.TestMap({}, ("tests",)))
-    monkeypatch.setattr(fork_engine, "warm_up", lambda: None)
-    monkeypatch.setattr(fork_engine, "run", run)
+    monkeypatch.setattr(forked, "warm_up", lambda: None)
+    monkeypatch.setattr(forked, "run", run)
     return ran
 
 
@@ -99,7 +99,7 @@ def test_an_operator_selection_runs_only_its_mutants_and_never_passes_for_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from mutation_sweep import cli
-    from mutation_sweep.tools.results import ResultsError, load
+    from mutation_sweep.results import ResultsError, load
 
     ran = _judged_killed_unrun(monkeypatch)
     out = tmp_path / "r.json"

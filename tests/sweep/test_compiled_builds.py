@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mutation_sweep.distribution.compiled_builds import _declares_scope
+from mutation_sweep.runners.compiled_builds import _declares_scope
 from mutation_sweep.work_item import Mutant
 
 

@@ -17,7 +17,7 @@ PROGRAM = """
 import json, sys
 from pathlib import Path
 sys.path.insert(0, str(Path(sys.argv[1]) / "scripts"))
-from mutation_sweep.distribution import compiled_builds, fork_engine
+from mutation_sweep.runners import compiled_builds, forked
 from mutation_sweep.generate import generate
 from mutation_sweep.operators import delete_statement, swap_variable
 
@@ -36,8 +36,8 @@ builds = compiled_builds.build(root, [killer, at_import, refused], generated.sou
 woven, switch = builds.at[killer.id]
 test = "tests/behaviour/test_bound_methods.py"
 def verdict(switch, mutant=killer):
-    job = fork_engine.Job(mutant, "guard_lib._core", "", (test,), built=woven, switch=switch)
-    [result] = fork_engine.run([job], root, ["-m", "not cuda"], parallel=1, timeout_s=300, on_result=print)
+    job = forked.Job(mutant, "guard_lib._core", "", (test,), built=woven, switch=switch)
+    [result] = forked.run([job], root, ["-m", "not cuda"], parallel=1, timeout_s=300, on_result=print)
     return result.verdict
 print(json.dumps({
     "switch": switch,

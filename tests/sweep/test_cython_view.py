@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from mutation_sweep.cython_view import view
-from mutation_sweep.distribution.compiled_builds import _errors, _owner
 from mutation_sweep.generate import CYTHON_ONLY, generate
 from mutation_sweep.operators import delete_statement, remove_handler
+from mutation_sweep.runners.compiled_builds import _errors, _owner
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from mutation_model import KILLED, SURVIVED
 from mutation_sweep.config import ConfigError, Equivalent
 from mutation_sweep.config import load as load_config
 from mutation_sweep.judge import judge
-from mutation_sweep.tools.results import ResultsError, SweepResults, load, merge, select_shard, universe_of
+from mutation_sweep.results import ResultsError, SweepResults, load, merge, select_shard, universe_of
 from mutation_sweep.work_item import Mutant, Result
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,7 +1,7 @@
 """The compiled core's mutants built for the fork engine: woven into one build where they can be, else alone.
 
 A mutant of a ``.pyx`` file runs against an extension built from it. Translating and compiling the core
-takes seconds, so every mutant that ``critical_harness.schemata`` can place behind a switch shares one
+takes seconds, so every mutant that ``critical_harness.switched_source`` can place behind a switch shares one
 build of a project copy and is selected by number in its child; the rest (module level, class bodies,
 signatures) get a copy and a build each. A mutant Cython refuses to translate is set aside, with the
 compiler's words, and the woven build is made again without it.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from critical_harness.compiled import build_command, build_env
-from critical_harness.schemata import SWITCH, weave
+from critical_harness.switched_source import SWITCH, weave
 from critical_harness.workspace import make_copy
 
 from .. import cython_view

@@ -1,9 +1,9 @@
-"""Mutant schemata (scripts/critical_harness/schemata.py): every woven mutant behaves as its own mutant.
+"""Mutant schemata (critical_harness/switched_source.py): every woven mutant behaves as its own mutant.
 
 The weave reads Cython by its Python-like layout, so Python sources serve to test it: the woven source,
 run with each switch on, must give what the mutant's own source gives, on every input. What cannot sit
 in a branch (declarations, definitions' headers, class bodies) is left out with a reason. The run's
-side (``woven.py``) is tested against a stand-in for the run: which build serves which mutant, and
+side (``switched_build.py``) is tested against a stand-in for the run: which build serves which mutant, and
 when none does.
 """
 
@@ -15,14 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from critical_harness.catalogue import load_config
+from critical_harness.compiled import is_compiled, scope_spans
+from critical_harness.model import TestRun as Run
+from critical_harness.switched_build import prepare_woven
+from critical_harness.switched_source import SELECT, SWITCH, weave
+from critical_harness.warm import GoCold
 
 REPO = Path(__file__).resolve().parents[2]
-from critical_harness.catalogue import load_config  # noqa: E402
-from critical_harness.compiled import is_compiled, scope_spans  # noqa: E402
-from critical_harness.model import TestRun as Run  # noqa: E402
-from critical_harness.schemata import SELECT, SWITCH, weave  # noqa: E402
-from critical_harness.warm import GoCold  # noqa: E402
-from critical_harness.woven import prepare_woven  # noqa: E402
 
 SOURCE = textwrap.dedent(
     '''\

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..work_item import VERDICTS, Mutant, Result
+from .work_item import VERDICTS, Mutant, Result
 
 FORMAT, VERSION = "guard-lib-sweep-results", 1
 

@@ -1,6 +1,6 @@
 """The compiled mutants' woven build: one copy, one build, checked green unmutated, then served warm.
 
-Every compiled mutant that ``schemata.weave`` can place behind a switch is judged in a child of a warm
+Every compiled mutant that ``switched_source.weave`` can place behind a switch is judged in a child of a warm
 server on this build, with its switch on; the rest, and all of them when the woven build does not build
 or is not green with no switch on, are rebuilt one by one as before.
 """
@@ -15,7 +15,7 @@ from .compiled import is_compiled
 from .context import Context
 from .engine import tail
 from .model import Mutant
-from .schemata import weave
+from .switched_source import weave
 from .warm import GoCold, module_name
 from .workspace import make_copy
 

@@ -1,1 +1,0 @@
-"""What the sweep writes and reads: its results file."""
