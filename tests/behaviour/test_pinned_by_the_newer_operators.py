@@ -28,6 +28,19 @@ from guard_lib.runtime import CudaRuntime, SimulatedRuntime
 
 from .support import refusal
 
+# Tests that interrupt the reference at one of its lines: the core has no lines, and mutmut's trampolines
+# move the reference's (the sweep runs them on its mutants).
+_AT_THE_REFERENCES_LINES = pytest.mark.skipif(
+    guard_lib.IMPLEMENTATION == "compiled" or "MUTANT_UNDER_TEST" in os.environ,
+    reason="instants between the reference's lines, where mutmut's trampolines have not moved them",
+)
+
+
+def _line_of(module: Any, statement: str) -> int:
+    """The number of the line of ``module``'s source that holds ``statement`` alone."""
+    lines = Path(module.__file__).read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.strip() == statement)
+
 
 class _UnreadableOnceMoved(SimulatedRuntime):
     """Once a selection has been tried, the thread's device cannot be read either."""
@@ -243,17 +256,13 @@ def test_a_pytest_that_fails_to_load_in_this_process_comes_through_as_itself(
         sys.modules.pop("guard_lib.testing", None)
 
 
-@pytest.mark.skipif(guard_lib.IMPLEMENTATION == "compiled", reason="instants between the reference's lines")
-@pytest.mark.skipif(
-    "MUTANT_UNDER_TEST" in os.environ, reason="mutmut's trampolines move take's lines; the sweep runs it"
-)
+@_AT_THE_REFERENCES_LINES
 def test_take_interrupted_twice_in_its_handler_leaves_the_held_guard_owing() -> None:
     # An interrupt just after the giving guard stops owing, and another before its handler's second
     # statement: at every instant a guard the caller holds owes the restore.
     from guard_lib import device_guard
 
-    lines = Path(device_guard.__file__).read_text(encoding="utf-8").splitlines()
-    handler = next(n for n, line in enumerate(lines, 1) if line.strip() == "if not taker._restored:")
+    handler = _line_of(device_guard, "if not taker._restored:")
     slot = device_guard._Borrow.__dict__["_restored"]
     armed = [False]
 
@@ -329,17 +338,13 @@ def test_what_is_not_callable_is_refused_before_anything_else_is_asked_of_it() -
         guard_lib.device(0, runtime=SimulatedRuntime(2))(_Unbound())  # type: ignore[arg-type]
 
 
-@pytest.mark.skipif(guard_lib.IMPLEMENTATION == "compiled", reason="instants between the reference's lines")
-@pytest.mark.skipif(
-    "MUTANT_UNDER_TEST" in os.environ, reason="mutmut's trampolines move create's lines; the sweep runs it"
-)
+@_AT_THE_REFERENCES_LINES
 def test_a_result_create_never_handed_over_stays_quiet_when_its_settling_is_interrupted_too() -> None:
     # An interrupt just before create returns its Result, and another from the runtime while create's
     # handler settles: the Result nobody received is marked checked before anything else can raise.
     from guard_lib import device_guard
 
-    lines = Path(device_guard.__file__).read_text(encoding="utf-8").splitlines()
-    target = next(n for n, line in enumerate(lines, 1) if line.strip() == "return outcome")
+    target = _line_of(device_guard, "return outcome")
     create = device_guard.DeviceGuard.__dict__["create"].__func__.__code__
     rt = SimulatedRuntime(2)
 
