@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mutation_changes import verify_ref
 from mutation_common import load_results, natural_key
 from mutation_io import InputError, check_output
-from mutation_scope import filter_by_functions, git_changed_functions, verify_ref
+from mutation_scope import filter_by_functions, git_changed_functions
 from mutation_shards import merge_results, parse_shard, select_shard
 from mutmut_child import OVERRIDE_ENV, child_generate, child_mutmut, run_child
 from mutmut_export import RUN_COMMAND, export, read_meta, survivor_lines

@@ -1,4 +1,4 @@
-"""Scoping a mutmut run by change: source lines, ``git diff`` hunks and untracked files to functions.
+"""Scoping a mutmut run by change: the code changed since a commit (``mutation_changes``), to functions.
 
 Nothing here imports mutmut, pytest or guard_lib.
 """
@@ -6,14 +6,12 @@ Nothing here imports mutmut, pytest or guard_lib.
 from __future__ import annotations
 
 import ast
-import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mutation_changes import changed_since
 from mutation_common import natural_key, parse_mutant_name
-from mutation_io import InputError
 
 
 def module_for_path(path: str | Path) -> str:
@@ -58,92 +56,22 @@ def mutable_units(source: str) -> list[FunctionSpan]:
     return spans
 
 
-_HUNK_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
-
-
-def changed_lines_from_diff(diff_text: str) -> dict[str, set[int]]:
-    """Lines of the *new* files touched by a ``git diff -U0`` output, per path.
-
-    A pure deletion (``+c,0``) has no new line; it marks ``c`` and ``c+1``, the lines either side of
-    the gap, because the removed code belonged to whichever function surrounds that gap.
-    """
-    changed: dict[str, set[int]] = {}
-    current: str | None = None
-    for line in diff_text.splitlines():
-        if line.startswith("+++ "):
-            target = line[4:].strip()
-            current = None if target == "/dev/null" else target.removeprefix("b/")
-            if current is not None:
-                changed.setdefault(current, set())
-            continue
-        match = _HUNK_RE.match(line)
-        if match and current is not None:
-            start = int(match["start"])
-            count = 1 if match["count"] is None else int(match["count"])
-            if count == 0:
-                changed[current].update(n for n in (start, start + 1) if n >= 1)
-            else:
-                changed[current].update(range(start, start + count))
-    return changed
-
-
 def functions_touching(source: str, lines: set[int]) -> set[str]:
     units = mutable_units(source)
     return {span.qualname for span in units if any(span.start <= n <= span.end for n in lines)}
 
 
-def verify_ref(ref: str, repo: Path) -> str:
-    """The commit ``ref`` names, checked by git before anything uses it; an option-like ref is refused."""
-    try:
-        found = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise InputError(f"--changed-since {ref!r}: cannot run git: {exc}") from exc
-    if found.returncode != 0 or not found.stdout.strip():
-        raise InputError(
-            f"--changed-since {ref!r}: not a commit in {repo} (`git rev-parse --verify` refused it)"
-        )
-    return found.stdout.strip()
-
-
 def git_changed_functions(ref: str, paths: Sequence[str], repo: Path) -> set[str]:
-    """``module:qualname`` of every mutable unit changed since ``ref`` (committed, staged or not, or new)."""
-    commit = verify_ref(ref, repo)
-    try:
-        diff = subprocess.run(
-            ["git", "diff", "-U0", "--no-color", "--no-ext-diff", commit, "--", *paths],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        untracked = subprocess.run(
-            ["git", "ls-files", "--others", "--exclude-standard", "--", *paths],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        detail = exc.stderr.strip() if isinstance(exc, subprocess.CalledProcessError) else str(exc)
-        raise InputError(f"--changed-since {ref}: git diff failed: {detail}") from exc
-    changed = changed_lines_from_diff(diff)
-    new_files = {path for path in untracked.splitlines() if path.endswith(".py")}
+    """``module:qualname`` of every mutable unit whose code changed since ``ref`` (committed, staged or
+    not, or new), under ``paths``; a change to comments or spacing alone changes no unit."""
+    changes = changed_since(ref, repo)
+    roots = tuple(p.rstrip("/") for p in paths)
     result: set[str] = set()
-    for path in sorted(set(changed) | new_files):
-        file = repo / path
-        if not path.endswith(".py") or not file.is_file():
+    for path, lines in sorted(changes.lines.items()):
+        if not path.endswith(".py") or not any(path == r or path.startswith(f"{r}/") for r in roots):
             continue
-        source = file.read_text(encoding="utf-8")
-        # an untracked file is new as a whole
-        lines = set(range(1, source.count("\n") + 2)) if path in new_files else changed[path]
-        module = module_for_path(path)
-        result.update(f"{module}:{qualname}" for qualname in functions_touching(source, lines))
+        source = (repo / path).read_text(encoding="utf-8")
+        result.update(f"{module_for_path(path)}:{q}" for q in functions_touching(source, set(lines)))
     return result
 
 

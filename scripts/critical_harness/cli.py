@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
+from mutation_changes import changed_since
 from mutation_io import InputError, check_output
 
 from .catalogue import load_config, project_root
@@ -30,6 +31,7 @@ from .model import (
 from .orchestrate import execute
 from .processes import become_subreaper
 from .reports import render, report_json, report_junit, table_text, terminal_width
+from .scope import by_change
 
 
 def _common_options() -> argparse.ArgumentParser:
@@ -54,6 +56,12 @@ def _common_options() -> argparse.ArgumentParser:
         metavar="ID",
         default=argparse.SUPPRESS,
         help="run only this mutant (repeatable)",
+    )
+    add(
+        "--changed-since",
+        metavar="REF",
+        default=argparse.SUPPRESS,
+        help="run only the mutants whose edited lines, or named tests, changed since git REF",
     )
     add(
         "--full",
@@ -118,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         config=DEFAULT_CONFIG,
         jobs=None,
         only=[],
+        changed_since=None,
         full=False,
         runtime="simulated",
         verbose=False,
@@ -195,7 +204,17 @@ def check_device(runtime: str) -> None:
 def cmd_run(config: Config, args: argparse.Namespace) -> int:
     check_outputs(args)
     check_device(args.runtime)
-    report = execute(config, args, _select(config, args.only))
+    selected = _select(config, args.only)
+    if args.changed_since is not None:
+        files = {m.spec.file for m in config.mutants}
+        tests = sorted({test.split("::")[0] for m in config.mutants for test in m.spec.killed_by})
+        changes = changed_since(args.changed_since, config.root).within(files, tests)
+        selected, why = by_change(selected, changes)
+        print(f"catalogue: {changes.describe()}\ncatalogue: scoped to the change: {why}")
+        if not selected:
+            print("catalogue: nothing needs judging")
+            return 0
+    report = execute(config, args, selected)
     print(render(report, terminal_width(args.verbose)))
     if args.json is not None:
         args.json.write_text(json.dumps(report_json(report), indent=2) + "\n", encoding="utf-8")
@@ -221,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "show":
             return cmd_show(config, args.mutant_id)
         return cmd_run(config, args)
-    except (ConfigError, SetupError) as exc:
+    except (ConfigError, SetupError, InputError) as exc:
         kind = "config error" if isinstance(exc, ConfigError) else "error"
         print(f"critical_mutants: {kind}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

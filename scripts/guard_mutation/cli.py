@@ -1,6 +1,9 @@
 """``guard-mutation``: run the engines into one store, and report and gate from it.
 
   run    [ENGINE|all]... [--store FILE] [--shard I/N] [--jobs N]   run engines; put their results in FILE
+  run    [ENGINE|all]... --changed-since REF [--out-dir DIR]   the proof of a change: each engine scoped to
+                                                the code changed since REF (and the tests changed), judged
+                                                at once; the store is left as it is
   add    --engine NAME RESULTS [--store FILE]   put results an engine wrote itself (a plain `mutmut run`,
                                                 exported) into the store
   merge  --out FILE STORE...                    join stores (shards of one run) into one
@@ -11,8 +14,9 @@
 
 The store defaults to reports/mutation-store.json. Exit status: 0 done (for gate: it passes); 1 a finding
 (gate: a survivor nobody reviewed, a stale or refuted review, a critical mutant alive; run: the catalogue
-found a critical mutant alive); 2 bad input, with one line saying what and where, and the store as it was
-(for run: as the engines before the one that failed left it).
+found a critical mutant alive; run --changed-since: a selected mutant not killed); 2 bad input, with one
+line saying what and where, and the store as it was (for run: as the engines before the one that failed
+left it).
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ import argparse
 import json
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import scoped
 from . import store as stores
 from .engines import ENGINES, RunOptions, engine_of
 
@@ -46,6 +52,8 @@ def _engines(names: Sequence[str]) -> list[str]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     names = _engines(args.engines)
+    if args.changed_since is not None:
+        return _run_scoped(args, names)
     held = stores.load_or_empty(args.store)  # a store that cannot be read fails now, before any run
     if args.shard:
         whole = [n for n in names if n in held.engines]
@@ -67,6 +75,43 @@ def cmd_run(args: argparse.Namespace) -> int:
             stores.write(held, args.store)  # each engine's results kept as soon as it has them
     sys.stdout.write(f"guard-mutation: {', '.join(names)} -> {args.store}\n")
     return worst
+
+
+def _run_scoped(args: argparse.Namespace, names: list[str]) -> int:
+    """Every engine scoped to the change since ``--changed-since``, judged here; the store is not touched."""
+    from mutation_changes import verify_ref
+    from mutation_io import InputError
+    from mutation_sweep.config import ConfigError
+    from mutation_sweep.results import ResultsError
+
+    if args.shard:
+        raise UsageError("--changed-since runs what the change selects, whole: give no --shard")
+    try:
+        verify_ref(args.changed_since, Path.cwd())  # before any engine starts
+    except InputError as exc:
+        raise UsageError(str(exc)) from exc
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    options = RunOptions(jobs=args.jobs, changed_since=args.changed_since)
+    config = args.config or Path("mutation_config.toml")
+    verdicts = []
+    for name in names:
+        out = args.out_dir / f"{name}.json"
+        out.unlink(missing_ok=True)  # an earlier change's results are not this one's
+        started = time.monotonic()
+        code = ENGINES[name].run(options, out)
+        if code not in (0, 1):
+            raise UsageError(f"{name} did not run to the end (exit status {code})")
+        try:
+            judged = scoped.judge(name, out, config)
+        except (InputError, ResultsError, ConfigError) as exc:
+            raise UsageError(f"{name}: {exc}") from exc
+        verdicts.append(judged)
+        sys.stdout.write(f"guard-mutation: {judged.describe()} ({time.monotonic() - started:.1f}s)\n")
+    alive = [line for judged in verdicts for line in judged.not_killed]
+    sys.stdout.writelines(f"  not killed: {line}\n" for line in alive)
+    if not any(j.total for j in verdicts):
+        sys.stdout.write(f"guard-mutation: nothing changed since {args.changed_since} needs judging\n")
+    return 1 if alive else 0
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -162,6 +207,18 @@ def build_parser() -> argparse.ArgumentParser:
     with_store(run)
     run.add_argument("--shard", metavar="I/N", help="run shard I of N (mutmut and the sweep)")
     run.add_argument("--jobs", type=int, help="parallel mutants")
+    run.add_argument(
+        "--changed-since",
+        metavar="REF",
+        help="only the mutants a change since git REF can have re-judged, judged now; the store untouched",
+    )
+    run.add_argument(
+        "--out-dir",
+        type=Path,
+        default=Path("reports/scoped"),
+        help="with --changed-since: each engine's results",
+    )
+    with_config(run)
     run.set_defaults(func=cmd_run)
 
     add = sub.add_parser("add", help="put an engine's results file into the store")

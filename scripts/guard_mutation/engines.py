@@ -24,6 +24,10 @@ class EngineError(Exception):
 class RunOptions:
     shard: str | None = None  # "I/N"
     jobs: int | None = None
+    changed_since: str | None = None  # a git ref: only what a change since it selects
+
+    def scope(self) -> list[str]:
+        return [] if self.changed_since is None else ["--changed-since", self.changed_since]
 
 
 def _through_file(document: Mapping[str, Any], read: Callable[[Path], Any], label: str = "results") -> Any:
@@ -85,7 +89,7 @@ def _list(module: str) -> Callable[[Sequence[str]], int]:
 def _catalogue_run(options: RunOptions, out: Path) -> int:
     from critical_harness.cli import main
 
-    argv = ["run", "--json", str(out)]
+    argv = ["run", "--json", str(out), *options.scope()]
     if options.jobs is not None:
         argv += ["--jobs", str(options.jobs)]
     return main(argv)
@@ -111,7 +115,7 @@ def _catalogue_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def _mutmut_run(options: RunOptions, out: Path) -> int:
     from mutation_run import main
 
-    argv = ["run", "--out", str(out)]
+    argv = ["run", "--out", str(out), *options.scope()]
     if options.shard:
         argv += ["--shard", options.shard]
     if options.jobs is not None:
@@ -154,7 +158,7 @@ def _mutmut_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def _sweep_run(options: RunOptions, out: Path) -> int:
     from mutation_sweep.cli import main
 
-    argv = ["run", "--out", str(out)]
+    argv = ["run", "--out", str(out), *options.scope()]
     if options.shard:
         argv += ["--shard", options.shard]
     if options.jobs is not None:

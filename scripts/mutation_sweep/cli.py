@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from coverage.parser import PythonParser
+from mutation_io import InputError
 from mutation_model import KILLED, SURVIVED
 
 from . import config as sweep_config
@@ -34,6 +35,7 @@ from .generate import Generated, generate, is_cython
 from .operators import ALL
 from .results import ResultsError, SweepResults, load, merge, select_shard, universe_of
 from .runners import compiled_builds, forked
+from .scope import by_change, changes_for, on_changed_lines
 from .select_tests import SUITE, TestMap, test_map, tests_for, tests_for_scope
 from .work_item import INVALID, Mutant, Result
 
@@ -247,6 +249,7 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     operators = _operators(args.operator)
     started = time.monotonic()
     generated, files = _generated(cfg, operators, args.file)
+    changes = changes_for(args.changed_since, ROOT, cfg.pytest_args, files)
     only = _chosen_files(args.file, files)
     # The universe is always the whole run's: results of an operator selection hold less than it (or
     # than their shard), which the gate refuses as a partial run.
@@ -262,7 +265,15 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         f" ({len(args.id)} named by --id: not a whole run)" if args.id else "",
         dict(generated.skipped) or "none",
     )
-    mapping = test_map(ROOT, cfg.package, cfg.pytest_args)
+    if changes is not None:
+        log.info("sweep: %s", changes.describe())
+        if not changes.tests and not on_changed_lines(mutants, changes):
+            mutants = []  # nothing to judge: no map of the tests is needed either
+    mapping = test_map(ROOT, cfg.package, cfg.pytest_args) if mutants else TestMap({}, ())
+    if changes is not None:
+        scoped = by_change(mutants, changes, mapping, ROOT, files)
+        log.info("sweep: scoped to the change: %s", scoped.describe(len(mutants)))
+        mutants = scoped.mutants
     forked.warm_up()
     with tempfile.TemporaryDirectory(prefix="sweep-builds-") as scratch:
         jobs, invalid = _jobs(
@@ -306,6 +317,10 @@ def cmd_list(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     operators = _operators(args.operator)
     generated, files = _generated(cfg, operators, args.file)
     mutants = _selected(generated.mutants, shard, operators, _chosen_files(args.file, files))
+    changes = changes_for(args.changed_since, ROOT, cfg.pytest_args, files)
+    if changes is not None:
+        log.info("sweep: %s (a run also takes the mutants changed tests reach)", changes.describe())
+        mutants = on_changed_lines(mutants, changes)
     for m in mutants:
         sys.stdout.write(
             f"{m.id}  {m.file}:{m.line}  {m.scope}  {m.operator}: "
@@ -342,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--operator", action="append", help="run only this operator's mutants (repeatable)")
     run.add_argument("--file", action="append", help="run only this file's mutants (repeatable)")
     run.add_argument("--id", action="append", help="run only this mutant (repeatable)")
+    run.add_argument("--changed-since", metavar="REF", help="run only the mutants a change since REF touches")
     merge_ = sub.add_parser("merge", help="combine the results of shards 1..N")
     merge_.add_argument("--out", type=Path, required=True)
     merge_.add_argument("parts", nargs="+")
@@ -349,6 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
     list_.add_argument("--shard")
     list_.add_argument("--operator", action="append", help="list only this operator's mutants (repeatable)")
     list_.add_argument("--file", action="append", help="list only this file's mutants (repeatable)")
+    list_.add_argument(
+        "--changed-since", metavar="REF", help="list only the mutants on lines changed since REF"
+    )
     show = sub.add_parser("show", help="one mutant's diff")
     show.add_argument("id")
     return parser
@@ -371,6 +390,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             return cmd_list(args, cfg)
         return cmd_show(args, cfg)
-    except (UsageError, sweep_config.ConfigError, ResultsError, RuntimeError, OSError) as exc:
+    except (UsageError, InputError, sweep_config.ConfigError, ResultsError, RuntimeError, OSError) as exc:
         log.error("mutation_sweep: error: %s", exc)
         return 2

@@ -114,7 +114,9 @@ def _parse_result(entry: object, where: str) -> Result:
     )
 
 
-def load(path: Path) -> SweepResults:
+def load(path: Path, *, whole: bool = True) -> SweepResults:
+    """The results in ``path``; unless ``whole`` is False (a run scoped to a change), refused where they
+    are neither their whole run nor a declared shard of it."""
     hint = f"python scripts/mutation_sweep.py run --out {path}"
     if not path.is_file():
         raise ResultsError(f"{path}: no such sweep results file; run `{hint}` first")
@@ -153,7 +155,8 @@ def load(path: Path) -> SweepResults:
     loaded = SweepResults(
         results, universe, shard, dict(skipped), dict(executable), float(seconds), set_aside
     )
-    check_complete(loaded, str(path))
+    if whole:
+        check_complete(loaded, str(path))
     return loaded
 
 

@@ -139,16 +139,6 @@ def test_changed_lines_map_onto_mutable_units() -> None:
     assert mutation_scope.functions_touching(SOURCE, {1, 19}) == set()
 
 
-def test_zero_context_diff_parsing() -> None:
-    diff = (
-        "diff --git a/pkg/m.py b/pkg/m.py\n--- a/pkg/m.py\n+++ b/pkg/m.py\n"
-        "@@ -5 +5 @@ def top(x):\n-    return x\n+    return x + 1\n"
-        "@@ -20,2 +19,0 @@\n-gone\n-gone\n"
-        "--- a/pkg/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
-    )
-    assert mutation_scope.changed_lines_from_diff(diff) == {"pkg/m.py": {5, 19, 20}}
-
-
 def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 

@@ -1,0 +1,172 @@
+"""What changed since a git commit, as every engine scopes by it: the lines whose code changed, per file.
+
+A change that only touches comments, blank lines or the spacing inside a line changes no code, so it
+selects nothing: each version of a file is read as its logical lines of tokens (comments and line breaks
+inside brackets dropped, indentation kept as depth), and only the lines whose tokens differ count.
+Nothing here imports mutmut, pytest or guard_lib.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import subprocess
+import tokenize
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from mutation_io import InputError
+
+SOURCES = (".py", ".pyx")
+_SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+
+
+@dataclass(frozen=True)
+class Changes:
+    since: str  # the ref as given
+    commit: str
+    lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines of changed code, now
+    tests: frozenset[str] = frozenset()  # test files whose code changed (or that are new or gone)
+    cosmetic: tuple[str, ...] = ()  # files whose change was comments or spacing alone
+
+    def touches(self, file: str, first: int, last: int) -> bool:
+        changed = self.lines.get(file)
+        return changed is not None and any(first <= n <= last for n in changed)
+
+    def within(self, files: Collection[str], tests: Sequence[str]) -> Changes:
+        """These changes as an engine sees them: in the files it mutates and the tests its suite runs."""
+        under = tuple(t.rstrip("/") for t in tests)
+        return replace(
+            self,
+            lines={f: n for f, n in self.lines.items() if f in files},
+            tests=frozenset(t for t in self.tests if any(t == u or t.startswith(f"{u}/") for u in under)),
+            cosmetic=tuple(f for f in self.cosmetic if f in files),
+        )
+
+    def describe(self) -> str:
+        """One line: what changed, file by file, as line ranges."""
+        parts = [f"{f} {_ranges(sorted(lines))}" for f, lines in sorted(self.lines.items())]
+        parts += [f"tests {', '.join(sorted(self.tests))}"] if self.tests else []
+        parts += [f"comments or spacing only in {', '.join(self.cosmetic)}"] if self.cosmetic else []
+        return f"changed since {self.since}: " + ("; ".join(parts) or "no code")
+
+
+def verify_ref(ref: str, repo: Path) -> str:
+    """The commit ``ref`` names, checked by git before anything uses it; an option-like ref is refused."""
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError as exc:
+        raise InputError(f"--changed-since {ref!r}: cannot run git: {exc}") from exc
+    if found.returncode != 0 or not found.stdout.strip():
+        raise InputError(
+            f"--changed-since {ref!r}: not a commit in {repo} (`git rev-parse --verify` refused it)"
+        )
+    return found.stdout.strip()
+
+
+def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
+    """The code changed since ``ref`` in the working tree (committed, staged or not, and new files)."""
+    commit = verify_ref(ref, repo)
+    names = _git(repo, "diff", "--name-only", "--no-renames", commit, "--")
+    names += _git(repo, "ls-files", "--others", "--exclude-standard")
+    lines: dict[str, frozenset[int]] = {}
+    changed_tests: set[str] = set()
+    cosmetic: list[str] = []
+    for path in sorted({n for n in names if n.endswith(SOURCES)}):
+        old = _old_text(repo, commit, path)
+        file = repo / path
+        new = file.read_text(encoding="utf-8") if file.is_file() else ""
+        found = changed_code_lines(old, new)
+        if not found and not (old == "" or new == ""):
+            cosmetic.append(path)
+            continue
+        if path.startswith(f"{tests}/"):
+            changed_tests.add(path)
+        elif new:
+            lines[path] = frozenset(found)
+    return Changes(ref, commit, lines, frozenset(changed_tests), tuple(cosmetic))
+
+
+def changed_code_lines(old: str, new: str) -> set[int]:
+    """Lines of ``new`` whose code differs from ``old``; a removal marks the lines either side of it."""
+    before, after = _logical_lines(old), _logical_lines(new)
+    matcher = difflib.SequenceMatcher(None, [k for k, _ in before], [k for k, _ in after], autojunk=False)
+    found: set[int] = set()
+    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "insert"):
+            for _, span in after[j1:j2]:
+                found.update(span)
+        elif tag == "delete":
+            for _, span in after[max(j1 - 1, 0) : j1 + 1]:
+                found.update(span)
+    return found
+
+
+def _logical_lines(text: str) -> list[tuple[str, range]]:
+    """Each logical line as (its tokens with its depth, the physical lines it spans)."""
+    try:
+        return _tokenized(text)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        # Not tokenizable (a Cython construct Python's tokenizer refuses): compare physical lines, their
+        # spacing squeezed and comment-only lines dropped.
+        out = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            squeezed = " ".join(line.split())
+            if squeezed and not squeezed.startswith("#"):
+                out.append((f"{len(line) - len(line.lstrip())}|{squeezed}", range(number, number + 1)))
+        return out
+
+
+def _tokenized(text: str) -> list[tuple[str, range]]:
+    out: list[tuple[str, range]] = []
+    depth, first = 0, 0
+    tokens: list[str] = []
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.INDENT:
+            depth += 1
+        elif tok.type == tokenize.DEDENT:
+            depth -= 1
+        elif tok.type == tokenize.NEWLINE:
+            if tokens:
+                out.append((f"{depth}|{' '.join(tokens)}", range(first, tok.start[0] + 1)))
+            tokens = []
+        elif tok.type not in _SKIPPED:
+            if not tokens:
+                first = tok.start[0]
+            tokens.append(tok.string)
+    if tokens:
+        out.append((f"{depth}|{' '.join(tokens)}", range(first, first + 1)))
+    return out
+
+
+def _old_text(repo: Path, commit: str, path: str) -> str:
+    shown = subprocess.run(
+        ["git", "show", f"{commit}:{path}"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    return shown.stdout if shown.returncode == 0 else ""  # new since the commit
+
+
+def _git(repo: Path, *args: str) -> list[str]:
+    try:
+        done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = exc.stderr.strip() if isinstance(exc, subprocess.CalledProcessError) else str(exc)
+        raise InputError(f"git {args[0]} failed: {detail}") from exc
+    return done.stdout.splitlines()
+
+
+def _ranges(numbers: Iterable[int]) -> str:
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)

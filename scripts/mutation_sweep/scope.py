@@ -1,0 +1,66 @@
+"""A run scoped to a change: the mutants on lines whose code changed, and those a changed test reaches."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mutation_changes import Changes, changed_since
+
+from .generate import is_cython
+from .select_tests import SUITE, TestMap, tests_for, tests_for_scope
+from .work_item import Mutant
+
+
+@dataclass(frozen=True)
+class Scoped:
+    mutants: list[Mutant]
+    on_changed_lines: int
+    reached_by_changed_tests: int
+
+    def describe(self, of: int) -> str:
+        return (
+            f"{len(self.mutants)} of {of} mutants: {self.on_changed_lines} on changed lines, "
+            f"{self.reached_by_changed_tests} more that a changed test reaches"
+        )
+
+
+def changes_for(
+    ref: str | None, root: Path, pytest_args: Sequence[str], files: Sequence[str]
+) -> Changes | None:
+    """What changed since ``ref`` in the files mutated and the tests the sweep runs (its pytest paths)."""
+    if ref is None:
+        return None
+    paths = [a for a in pytest_args if not a.startswith("-") and (root / a).exists()] or ["tests"]
+    return changed_since(ref, root).within(files, paths)
+
+
+def on_changed_lines(mutants: Sequence[Mutant], changes: Changes) -> list[Mutant]:
+    return [m for m in mutants if changes.touches(m.file, m.line, m.end_line)]
+
+
+def by_change(
+    mutants: Sequence[Mutant], changes: Changes, mapping: TestMap | None, root: Path, files: Sequence[str]
+) -> Scoped:
+    """The mutants a change can have re-judged; with no map of the tests, those on changed lines alone.
+
+    A mutant whose statement no test reaches on its own runs the whole suite, so any changed test
+    reaches it.
+    """
+    lines = on_changed_lines(mutants, changes)
+    if not changes.tests or mapping is None:
+        return Scoped(lines, len(lines), 0)
+    chosen = {m.id for m in lines}
+    reached: list[str] = []
+    for m in mutants:
+        if m.id in chosen:
+            continue
+        if is_cython(m.file):
+            tests = tests_for_scope(mapping, root, files, m.scope)
+        else:
+            tests = tests_for(mapping, m.file, m.lines())
+        if tests == (SUITE,) or any(t.split("::")[0] in changes.tests for t in tests):
+            reached.append(m.id)
+    chosen.update(reached)
+    return Scoped([m for m in mutants if m.id in chosen], len(lines), len(reached))

@@ -1,0 +1,89 @@
+"""What changed since a commit, as every engine scopes by it: code, never comments or spacing."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from mutation_changes import changed_code_lines, changed_since
+from mutation_io import InputError
+
+OLD = "def f(x):\n    # why f adds one\n    return x + 1\n\n\ndef g():\n    return (1,\n            2)\n"
+
+
+@pytest.mark.parametrize(
+    ("new", "lines"),
+    [
+        (OLD.replace("# why f adds one", "# why, again"), set()),
+        (OLD.replace("x + 1", "x+1"), set()),
+        (OLD.replace("\n\n\ndef g", "\n\ndef g"), set()),
+        (OLD.replace("    return (1,\n            2)", "    return (1, 2)"), set()),
+        (OLD.replace("x + 1", "x - 1"), {3}),
+        (OLD.replace("2)", "3)"), {7, 8}),  # a statement over two lines changes as a whole
+        (OLD.replace("    return x + 1\n", ""), {1, 5}),  # either side of what was removed
+        (OLD.replace("    return (1,", "    if x:\n        return (1,"), {7, 8, 9}),
+        (OLD + "def h():\n    return 0\n", {9, 10}),
+    ],
+    ids=[
+        "comment",
+        "spacing",
+        "blank-line",
+        "rewrapped",
+        "operator",
+        "multi-line",
+        "removed",
+        "nested",
+        "new",
+    ],
+)
+def test_only_lines_whose_code_changed_count(new: str, lines: set[int]) -> None:
+    assert changed_code_lines(OLD, new) == lines
+
+
+def test_an_indentation_change_is_a_code_change() -> None:
+    old = "if a:\n    b()\nc()\n"
+    assert changed_code_lines(old, "if a:\n    b()\n    c()\n") == {3}
+
+
+def test_a_source_the_tokenizer_refuses_is_compared_line_by_line() -> None:
+    old = "cdef int f():\n    '''open\n    return 1\n"
+    assert changed_code_lines(old, old.replace("return 1", "return 2")) == {3}
+    assert changed_code_lines(old, old.replace("cdef int f():", "cdef  int  f():")) == set()
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_changed_since_sorts_code_tests_and_cosmetic_changes(tmp_path: Path) -> None:
+    for rel, text in {
+        "pkg/m.py": OLD,
+        "pkg/c.pyx": OLD,
+        "tests/test_m.py": "def test():\n    pass\n",
+    }.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "pkg/m.py").write_text(OLD.replace("x + 1", "x - 1"), encoding="utf-8")
+    (tmp_path / "pkg/c.pyx").write_text(OLD.replace("# why f adds one", "# reworded"), encoding="utf-8")
+    (tmp_path / "tests/test_m.py").write_text("def test():\n    assert True\n", encoding="utf-8")
+    (tmp_path / "pkg/new.py").write_text("X = 1\n", encoding="utf-8")
+    changes = changed_since("HEAD", tmp_path)
+    assert changes.lines == {"pkg/m.py": frozenset({3}), "pkg/new.py": frozenset({1})}
+    assert changes.tests == {"tests/test_m.py"}
+    assert changes.cosmetic == ("pkg/c.pyx",)
+    assert changes.touches("pkg/m.py", 2, 3)
+    assert not changes.touches("pkg/m.py", 6, 8)
+    assert changes.describe() == (
+        "changed since HEAD: pkg/m.py 3; pkg/new.py 1; tests tests/test_m.py; "
+        "comments or spacing only in pkg/c.pyx"
+    )
+    with pytest.raises(InputError, match="not a commit"):
+        changed_since("no-such-ref", tmp_path)
