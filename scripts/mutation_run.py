@@ -75,7 +75,12 @@ def selection(args: argparse.Namespace) -> Selection:
     narrowed = False
     if args.changed_since:
         functions = git_changed_functions(args.changed_since, args.paths, Path.cwd())
+        every = len(names)
         names = filter_by_functions(names, functions)
+        print(
+            f"mutmut: scoped to the change since {args.changed_since}: {len(names)} of {every} mutants, "
+            f"of the function(s) whose code changed: {', '.join(sorted(functions)) or 'none'}"
+        )
         scope = {"kind": "changed-since", "ref": args.changed_since, "functions": sorted(functions)}
         narrowed = True
     if shard is None:

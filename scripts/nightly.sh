@@ -2,7 +2,9 @@
 # The nightly mutation sequence in one local command, the same steps as
 # .github/workflows/nightly-mutation.yml (unsharded): mutmut, the sweep, critical harness, report, gate.
 #   scripts/nightly.sh                      # whole package
-#   scripts/nightly.sh --changed-since main # only functions changed since main
+#   scripts/nightly.sh --changed-since main # the proof of a change, as a pull request gets it: every
+#                                           # engine scoped to the code changed since main
+#                                           # (guard-mutation run --changed-since), the store untouched
 #   scripts/nightly.sh --override scripts/mutmut_gpu.toml   # on a CUDA host (see docs/mutmut.md)
 # Extra arguments go to `mutation_run.py run`. Exit status is the gate's: 0 pass, 1 findings, 2 bad input.
 set -euo pipefail
@@ -24,6 +26,10 @@ PYCHECK
   exit 2
 fi
 mkdir -p reports
+if [ "${1:-}" = "--changed-since" ]; then
+  [ $# -ge 2 ] || { echo "nightly.sh: --changed-since needs a git ref" >&2; exit 2; }
+  exec "$PY" -m guard_mutation run --changed-since "$2" --markdown reports/scoped/summary.md "${@:3}"
+fi
 # a stale mutants/ from another commit or config would mix old verdicts into tonight's
 rm -rf mutants
 

@@ -1,9 +1,9 @@
 """``guard-mutation``: run the engines into one store, and report and gate from it.
 
   run    [ENGINE|all]... [--store FILE] [--shard I/N] [--jobs N]   run engines; put their results in FILE
-  run    [ENGINE|all]... --changed-since REF [--out-dir DIR]   the proof of a change: each engine scoped to
-                                                the code changed since REF (and the tests changed), judged
-                                                at once; the store is left as it is
+  run    [ENGINE|all]... --changed-since REF [--out-dir DIR] [--markdown F]   the proof of a change: each
+                                                engine scoped to the code changed since REF (and the tests
+                                                changed), judged at once; the store is left as it is
   add    --engine NAME RESULTS [--store FILE]   put results an engine wrote itself (a plain `mutmut run`,
                                                 exported) into the store
   merge  --out FILE STORE...                    join stores (shards of one run) into one
@@ -108,10 +108,28 @@ def _run_scoped(args: argparse.Namespace, names: list[str]) -> int:
         verdicts.append(judged)
         sys.stdout.write(f"guard-mutation: {judged.describe()} ({time.monotonic() - started:.1f}s)\n")
     alive = [line for judged in verdicts for line in judged.not_killed]
+    if args.markdown is not None:
+        change = _change_seen(args.changed_since, config)
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(scoped.markdown(change, verdicts), encoding="utf-8")
     sys.stdout.writelines(f"  not killed: {line}\n" for line in alive)
     if not any(j.total for j in verdicts):
         sys.stdout.write(f"guard-mutation: nothing changed since {args.changed_since} needs judging\n")
     return 1 if alive else 0
+
+
+def _change_seen(ref: str, config: Path) -> str:
+    """The change as the engines see it: in the package they mutate and the tests they run."""
+    from mutation_changes import changed_since
+    from mutation_sweep.config import ConfigError, load
+
+    found = changed_since(ref, Path.cwd())
+    try:
+        cfg = load(config)
+    except ConfigError:
+        return found.describe()
+    tests = [a for a in cfg.pytest_args if not a.startswith("-") and Path(a).exists()] or ["tests"]
+    return found.within([f for f in found.lines if f.startswith(f"{cfg.package}/")], tests).describe()
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -217,6 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=Path("reports/scoped"),
         help="with --changed-since: each engine's results",
+    )
+    run.add_argument(
+        "--markdown", type=Path, metavar="FILE", help="with --changed-since: the summary, as Markdown"
     )
     with_config(run)
     run.set_defaults(func=cmd_run)

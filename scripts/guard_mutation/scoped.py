@@ -88,3 +88,28 @@ def _sweep(results: Path, config: Path) -> Judged:
         if r not in reviewed
     )
     return Judged("sweep", killed, len(reviewed), skipped, alive)
+
+
+def markdown(change: str, verdicts: list[Judged]) -> str:
+    """The proof of a change as a job's summary: what changed, each engine's count, what was not killed."""
+    rows = [
+        f"| {j.engine} | {j.total} | {j.killed} | {j.reviewed} | {len(j.not_killed)} | {j.skipped} |"
+        for j in verdicts
+    ]
+    alive = [f"- `{line}`" for j in verdicts for line in j.not_killed]
+    verdict = "**not killed: a finding**" if alive else "every selected mutant killed or reviewed"
+    return "\n".join(
+        [
+            "## The proof of this change",
+            "",
+            change,
+            "",
+            "| engine | selected | killed | reviewed equivalent | not killed | skipped |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            *rows,
+            "",
+            verdict,
+            *(["", *alive] if alive else []),
+            "",
+        ]
+    )

@@ -1,0 +1,139 @@
+"""The proof of a change: each engine scoped to the code changed since a commit, judged at once."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+import _scripts
+import pytest
+from critical_harness.model import Mutant as CatalogueMutant
+from critical_harness.model import MutantSpec
+from critical_harness.scope import by_change as catalogue_by_change
+from critical_harness.scope import edited_lines
+from guard_mutation import cli, engines
+from mutation_changes import Changes
+from mutation_sweep import select_tests
+from mutation_sweep.scope import by_change as sweep_by_change
+from mutation_sweep.work_item import Mutant
+
+F = "pkg.mod.x_f__mutmut_"
+REVIEWED = '[[reviewed]]\nengine = "mutmut"\nfunction = "pkg.mod:f"\ndiff = "return a * b"\nreason = "r"\n'
+
+
+def _changes(lines: dict[str, set[int]], tests: Collection[str] = ()) -> Changes:
+    return Changes("main", "0" * 40, {f: frozenset(n) for f, n in lines.items()}, frozenset(tests))
+
+
+def _sweep_mutant(line: int, end_line: int | None = None) -> Mutant:
+    return Mutant("pkg/m.py", "f", "comparison", f"a < {line}", f"a <= {line}", line, end_line or line)
+
+
+def test_the_sweep_takes_mutants_on_changed_lines_and_those_a_changed_test_reaches() -> None:
+    mutants = [_sweep_mutant(3), _sweep_mutant(5, 7), _sweep_mutant(9), _sweep_mutant(11), _sweep_mutant(13)]
+    reached: dict[int, tuple[str, ...]] = {9: ("tests/test_a.py::test_x",), 11: ("tests/test_b.py::test_y",)}
+    mapping = select_tests.TestMap({"pkg/m.py": reached}, ("tests/test_a.py",))
+    lines_only = sweep_by_change(mutants, _changes({"pkg/m.py": {6}}), mapping, Path("."), ["pkg/m.py"])
+    assert [m.line for m in lines_only.mutants] == [5]
+    with_tests = _changes({"pkg/m.py": {6}}, {"tests/test_a.py"})
+    scoped = sweep_by_change(mutants, with_tests, mapping, Path("."), ["pkg/m.py"])
+    # line 9 is reached by the changed test; 3 and 13 by no test alone, so by the whole suite (SUITE)
+    assert [m.line for m in scoped.mutants] == [3, 5, 9, 13]
+    assert scoped.describe(5) == "4 of 5 mutants: 1 on changed lines, 3 more that a changed test reaches"
+
+
+def _catalogue_mutant(mutant_id: str, hunk: str, killed_by: str) -> CatalogueMutant:
+    spec = MutantSpec(mutant_id, "pkg/m.py", "f", "why", (killed_by,), "x", None, None)
+    diff = f"--- a/pkg/m.py\n+++ b/pkg/m.py\n{hunk}\n-    x\n"
+    return CatalogueMutant(spec, "", "", diff)
+
+
+def test_the_catalogue_takes_mutants_whose_edit_or_named_test_changed() -> None:
+    on_line = _catalogue_mutant("a", "@@ -4,2 +4,1 @@", "tests/test_a.py::test_x")
+    by_test = _catalogue_mutant("b", "@@ -20 +20,0 @@", "tests/test_b.py::test_y[plain]")
+    untouched = _catalogue_mutant("c", "@@ -30 +30 @@", "tests/test_a.py::test_z")
+    assert edited_lines(on_line) == {4, 5}
+    assert edited_lines(by_test) == {20}
+    chosen, why = catalogue_by_change(
+        [on_line, by_test, untouched], _changes({"pkg/m.py": {5}}, {"tests/test_b.py"})
+    )
+    assert [m.spec.id for m in chosen] == ["a", "b"]
+    assert why == "2 of 3 mutants: 1 edit changed lines, 1 more are killed by a changed test"
+
+
+def _engine(name: str, run: object) -> engines.Engine:
+    return engines.Engine(**{**engines.ENGINES[name].__dict__, "run": run})
+
+
+def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asked: list[str | None] = []
+    mutants = [
+        _scripts.mutant(F + "1", "killed"),
+        _scripts.mutant(F + "2", "survived", added="return a * b"),
+        _scripts.mutant(F + "3", "survived"),
+    ]
+
+    def mutmut(options: engines.RunOptions, out: Path) -> int:
+        asked.append(options.changed_since)
+        _scripts.results_file(out, mutants, scope={"kind": "changed-since", "ref": "HEAD", "functions": []})
+        return 0
+
+    def nothing(options: engines.RunOptions, out: Path) -> int:
+        asked.append(options.changed_since)
+        return 0  # selected nothing, so wrote nothing
+
+    for name, run in (("mutmut", mutmut), ("sweep", nothing), ("catalogue", nothing)):
+        monkeypatch.setitem(engines.ENGINES, name, _engine(name, run))
+    config = tmp_path / "mutation_config.toml"
+    config.write_text("[gate]\n" + REVIEWED, encoding="utf-8")
+    store = tmp_path / "store.json"
+    argv = ["run", "--changed-since", "HEAD", "--out-dir", str(tmp_path / "scoped"), "--config", str(config)]
+    assert cli.main([*argv, "--store", str(store)]) == 1
+    out = capsys.readouterr().out
+    assert asked == ["HEAD", "HEAD", "HEAD"]
+    assert "guard-mutation: mutmut: 3 judged: 1 killed, 1 reviewed equivalent, 1 not killed" in out
+    assert "guard-mutation: sweep: nothing needs judging" in out
+    assert f"  not killed: {F}3 (pkg/mod.py:2): survived" in out
+    assert not store.exists()
+    mutants.pop()
+    summary = tmp_path / "summary.md"
+    assert cli.main([*argv, "--markdown", str(summary)]) == 0
+    text = summary.read_text(encoding="utf-8")
+    assert "| mutmut | 2 | 1 | 1 | 0 | 0 |" in text
+    assert "| sweep | 0 | 0 | 0 | 0 | 0 |" in text
+    assert "every selected mutant killed or reviewed" in text
+    assert text.splitlines()[2].startswith("changed since HEAD: ")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--changed-since", "no-such-ref"], "--changed-since 'no-such-ref': not a commit"),
+        (
+            ["--changed-since", "HEAD", "--shard", "1/2"],
+            "--changed-since runs what the change selects, whole",
+        ),
+    ],
+)
+def test_a_scoped_run_refuses_bad_input_before_any_engine_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    assert cli.main(["run", *extra, "--out-dir", str(tmp_path / "scoped")]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "scoped").exists()
+
+
+def test_each_engine_refuses_a_ref_that_names_no_commit(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    from critical_harness import cli as catalogue
+    from mutation_sweep import cli as sweep
+
+    assert sweep.main(["list", "--changed-since", "no-such-ref"]) == 2
+    assert "--changed-since 'no-such-ref': not a commit" in caplog.text
+    assert catalogue.main(["run", "--changed-since", "no-such-ref"]) == 2
+    assert "--changed-since 'no-such-ref': not a commit" in capsys.readouterr().err
