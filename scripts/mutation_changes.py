@@ -8,6 +8,7 @@ Nothing here imports mutmut, pytest or guard_lib.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import io
 import subprocess
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mutation_io import InputError
+from mutation_sweep import cython_view
 
 SOURCES = (".py", ".pyx")
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
@@ -29,6 +31,12 @@ class Changes:
     lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines of changed code, now
     tests: frozenset[str] = frozenset()  # test files whose code changed (or that are new or gone)
     cosmetic: tuple[str, ...] = ()  # files whose change was comments or spacing alone
+    # file -> qualified names of the functions whose bodies hold changed lines (methods included)
+    functions: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def in_changed_function(self, file: str, scope: str) -> bool:
+        """Whether ``scope`` (a qualified name) is a function of ``file`` whose body changed."""
+        return scope in self.functions.get(file, ())
 
     def touches(self, file: str, first: int, last: int) -> bool:
         changed = self.lines.get(file)
@@ -40,6 +48,7 @@ class Changes:
         return replace(
             self,
             lines={f: n for f, n in self.lines.items() if f in files},
+            functions={f: n for f, n in self.functions.items() if f in files},
             tests=frozenset(t for t in self.tests if any(t == u or t.startswith(f"{u}/") for u in under)),
             cosmetic=tuple(f for f in self.cosmetic if f in files),
         )
@@ -79,6 +88,7 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
     lines: dict[str, frozenset[int]] = {}
     changed_tests: set[str] = set()
     cosmetic: list[str] = []
+    functions: dict[str, frozenset[str]] = {}
     for path in sorted({n for n in names if n.endswith(SOURCES)}):
         old = _old_text(repo, commit, path)
         file = repo / path
@@ -91,7 +101,8 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
             changed_tests.add(path)
         elif new:
             lines[path] = frozenset(found)
-    return Changes(ref, commit, lines, frozenset(changed_tests), tuple(cosmetic))
+            functions[path] = frozenset(functions_holding(new, found, cython=path.endswith(".pyx")))
+    return Changes(ref, commit, lines, frozenset(changed_tests), tuple(cosmetic), functions)
 
 
 def changed_code_lines(old: str, new: str) -> set[int]:
@@ -106,6 +117,37 @@ def changed_code_lines(old: str, new: str) -> set[int]:
         elif tag == "delete":
             for _, span in after[max(j1 - 1, 0) : j1 + 1]:
                 found.update(span)
+    return found
+
+
+def functions_holding(text: str, lines: Iterable[int], *, cython: bool = False) -> set[str]:
+    """The qualified names of the innermost functions whose bodies hold any of ``lines``.
+
+    Named as the engines name a mutant's scope: ``Class.method``, ``outer.inner``. Cython is read through
+    the sweep's Python view of it; a source that still does not parse names none.
+    """
+    if cython:
+        text = cython_view.view(text).text
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    spans: list[tuple[int, int, str]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef) and child.body:
+                    spans.append((child.body[0].lineno, child.end_lineno or child.lineno, name))
+                visit(child, f"{name}.")
+
+    visit(tree, "")
+    found = set()
+    for line in lines:
+        holding = [(end - start, name) for start, end, name in spans if start <= line <= end]
+        if holding:
+            found.add(min(holding)[1])
     return found
 
 

@@ -1,4 +1,5 @@
-"""A catalogue run scoped to a change: the mutants whose edited lines changed, or whose named tests did."""
+"""A catalogue run scoped to a change: the mutants of a changed function, or whose edited lines or named
+tests changed."""
 
 from __future__ import annotations
 
@@ -25,13 +26,15 @@ def by_change(mutants: Sequence[Mutant], changes: Changes) -> tuple[list[Mutant]
     """The mutants a change can have re-judged, and one line saying why."""
     on_lines, by_tests = [], []
     for m in mutants:
-        if any(changes.touches(m.spec.file, n, n) for n in edited_lines(m)):
+        if changes.in_changed_function(m.spec.file, m.spec.scope) or any(
+            changes.touches(m.spec.file, n, n) for n in edited_lines(m)
+        ):
             on_lines.append(m)
         elif any(test.split("::")[0] in changes.tests for test in m.spec.killed_by):
             by_tests.append(m)
     chosen = {m.spec.id for m in on_lines + by_tests}
     why = (
-        f"{len(chosen)} of {len(mutants)} mutants: {len(on_lines)} edit changed lines, "
+        f"{len(chosen)} of {len(mutants)} mutants: {len(on_lines)} in changed functions or lines, "
         f"{len(by_tests)} more are killed by a changed test"
     )
     return [m for m in mutants if m.spec.id in chosen], why

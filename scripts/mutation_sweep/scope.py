@@ -1,4 +1,5 @@
-"""A run scoped to a change: the mutants on lines whose code changed, and those a changed test reaches."""
+"""A run scoped to a change: the mutants in functions or on lines whose code changed, and those a changed
+test reaches."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ class Scoped:
 
     def describe(self, of: int) -> str:
         return (
-            f"{len(self.mutants)} of {of} mutants: {self.on_changed_lines} on changed lines, "
+            f"{len(self.mutants)} of {of} mutants: {self.on_changed_lines} in changed functions or lines, "
             f"{self.reached_by_changed_tests} more that a changed test reaches"
         )
 
@@ -37,7 +38,13 @@ def changes_for(
 
 
 def on_changed_lines(mutants: Sequence[Mutant], changes: Changes) -> list[Mutant]:
-    return [m for m in mutants if changes.touches(m.file, m.line, m.end_line)]
+    """The mutants on changed lines, and every mutant of a function whose body changed: a change to one
+    line of a function can decide whether a test still tells a mutant of another line apart."""
+    return [
+        m
+        for m in mutants
+        if changes.touches(m.file, m.line, m.end_line) or changes.in_changed_function(m.file, m.scope)
+    ]
 
 
 def by_change(

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mutation_changes import changed_code_lines, changed_since
+from mutation_changes import changed_code_lines, changed_since, functions_holding
 from mutation_io import InputError
 
 OLD = "def f(x):\n    # why f adds one\n    return x + 1\n\n\ndef g():\n    return (1,\n            2)\n"
@@ -52,6 +52,23 @@ def test_a_source_the_tokenizer_refuses_is_compared_line_by_line() -> None:
     assert changed_code_lines(old, old.replace("cdef int f():", "cdef  int  f():")) == set()
 
 
+def test_a_changed_line_names_the_innermost_function_whose_body_holds_it() -> None:
+    source = (
+        "class C:\n"
+        "    x = 1\n"
+        "    @staticmethod\n"
+        "    def m():\n"
+        "        def inner():\n"
+        "            return 1\n"
+        "        return inner\n"
+    )
+    assert functions_holding(source, [6]) == {"C.m.inner"}
+    assert functions_holding(source, [7]) == {"C.m"}
+    assert functions_holding(source, [2, 3, 4]) == set()  # a class body, a decorator, a def line
+    cython = "cdef class G:\n    cdef int n\n    def close(self):\n        cdef int k = 0\n        return k\n"
+    assert functions_holding(cython, [5], cython=True) == {"G.close"}
+
+
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
@@ -77,6 +94,7 @@ def test_changed_since_sorts_code_tests_and_cosmetic_changes(tmp_path: Path) -> 
     (tmp_path / "pkg/new.py").write_text("X = 1\n", encoding="utf-8")
     changes = changed_since("HEAD", tmp_path)
     assert changes.lines == {"pkg/m.py": frozenset({3}), "pkg/new.py": frozenset({1})}
+    assert changes.functions == {"pkg/m.py": frozenset({"f"}), "pkg/new.py": frozenset()}
     assert changes.tests == {"tests/test_m.py"}
     assert changes.cosmetic == ("pkg/c.pyx",)
     assert changes.touches("pkg/m.py", 2, 3)

@@ -21,8 +21,16 @@ F = "pkg.mod.x_f__mutmut_"
 REVIEWED = '[[reviewed]]\nengine = "mutmut"\nfunction = "pkg.mod:f"\ndiff = "return a * b"\nreason = "r"\n'
 
 
-def _changes(lines: dict[str, set[int]], tests: Collection[str] = ()) -> Changes:
-    return Changes("main", "0" * 40, {f: frozenset(n) for f, n in lines.items()}, frozenset(tests))
+def _changes(
+    lines: dict[str, set[int]], tests: Collection[str] = (), functions: dict[str, set[str]] | None = None
+) -> Changes:
+    return Changes(
+        "main",
+        "0" * 40,
+        {f: frozenset(n) for f, n in lines.items()},
+        frozenset(tests),
+        functions={f: frozenset(n) for f, n in (functions or {}).items()},
+    )
 
 
 def _sweep_mutant(line: int, end_line: int | None = None) -> Mutant:
@@ -39,7 +47,14 @@ def test_the_sweep_takes_mutants_on_changed_lines_and_those_a_changed_test_reach
     scoped = sweep_by_change(mutants, with_tests, mapping, Path("."), ["pkg/m.py"])
     # line 9 is reached by the changed test; 3 and 13 by no test alone, so by the whole suite (SUITE)
     assert [m.line for m in scoped.mutants] == [3, 5, 9, 13]
-    assert scoped.describe(5) == "4 of 5 mutants: 1 on changed lines, 3 more that a changed test reaches"
+    assert scoped.describe(5) == (
+        "4 of 5 mutants: 1 in changed functions or lines, 3 more that a changed test reaches"
+    )
+    # a change inside f's body: every mutant of f, whichever line it is on
+    in_f = _changes({"pkg/m.py": {6}}, functions={"pkg/m.py": {"f"}})
+    assert len(sweep_by_change(mutants, in_f, mapping, Path("."), ["pkg/m.py"]).mutants) == 5
+    in_g = _changes({"pkg/m.py": {6}}, functions={"pkg/m.py": {"g"}})
+    assert len(sweep_by_change(mutants, in_g, mapping, Path("."), ["pkg/m.py"]).mutants) == 1
 
 
 def _catalogue_mutant(mutant_id: str, hunk: str, killed_by: str) -> CatalogueMutant:
@@ -58,7 +73,9 @@ def test_the_catalogue_takes_mutants_whose_edit_or_named_test_changed() -> None:
         [on_line, by_test, untouched], _changes({"pkg/m.py": {5}}, {"tests/test_b.py"})
     )
     assert [m.spec.id for m in chosen] == ["a", "b"]
-    assert why == "2 of 3 mutants: 1 edit changed lines, 1 more are killed by a changed test"
+    assert why == "2 of 3 mutants: 1 in changed functions or lines, 1 more are killed by a changed test"
+    chosen, _ = catalogue_by_change([untouched], _changes({"pkg/m.py": {90}}, functions={"pkg/m.py": {"f"}}))
+    assert [m.spec.id for m in chosen] == ["c"]
 
 
 def _engine(name: str, run: object) -> engines.Engine:
