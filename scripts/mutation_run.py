@@ -19,15 +19,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mutation_changes import verify_ref
-from mutation_common import load_results, natural_key
-from mutation_io import InputError, check_output
-from mutation_scope import filter_by_functions, git_changed_functions
+from mutation_changes import changed_since, verify_ref
+from mutation_common import load_results, natural_key, parse_mutant_name
+from mutation_io import InputError, check_output, read_toml
+from mutation_scope import filter_by_functions, functions_reached_by, git_changed_functions
 from mutation_shards import merge_results, parse_shard, select_shard
 from mutmut_child import OVERRIDE_ENV, child_generate, child_mutmut, run_child
 from mutmut_export import RUN_COMMAND, export, read_meta, survivor_lines
@@ -62,6 +62,13 @@ def check_out(path: Path | None, args: argparse.Namespace) -> Path:
     return path
 
 
+def _suite_tests(changed: Collection[str]) -> set[str]:
+    """The changed test files that mutmut's own test selection runs (``[tool.mutmut]``)."""
+    mutmut = read_toml(Path("pyproject.toml")).get("tool", {}).get("mutmut", {})
+    under = [p.rstrip("/") for p in mutmut.get("pytest_add_cli_args_test_selection") or ["tests"]]
+    return {t for t in changed if any(t == u or t.startswith(f"{u}/") for u in under)}
+
+
 def selection(args: argparse.Namespace) -> Selection:
     shard = parse_shard(args.shard) if args.shard else None
     if args.changed_since:
@@ -75,6 +82,19 @@ def selection(args: argparse.Namespace) -> Selection:
     narrowed = False
     if args.changed_since:
         functions = git_changed_functions(args.changed_since, args.paths, Path.cwd())
+        tests = _suite_tests(changed_since(args.changed_since, Path.cwd()).tests)
+        if tests:
+            # A changed test re-judges what it reaches; with no record of what that is, everything.
+            reached = functions_reached_by(Path("mutants/mutmut-stats.json"), tests)
+            functions |= {parse_mutant_name(n).function for n in names} if reached is None else reached
+            print(
+                f"mutmut: tests changed ({', '.join(sorted(tests))}): "
+                + (
+                    "no record of what they reach, so every function"
+                    if reached is None
+                    else f"{len(reached)} function(s) they reach, as mutmut's last stats run recorded"
+                )
+            )
         every = len(names)
         names = filter_by_functions(names, functions)
         print(

@@ -6,7 +6,8 @@ Nothing here imports mutmut, pytest or guard_lib.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +74,21 @@ def git_changed_functions(ref: str, paths: Sequence[str], repo: Path) -> set[str
         source = (repo / path).read_text(encoding="utf-8")
         result.update(f"{module_for_path(path)}:{q}" for q in functions_touching(source, set(lines)))
     return result
+
+
+def functions_reached_by(stats: Path, tests: Collection[str]) -> set[str] | None:
+    """``module:qualname`` of every function a test in ``tests`` (files) ran, as mutmut's last stats run
+    recorded it (``mutants/mutmut-stats.json``); None where there is no such record to go by."""
+    try:
+        data = json.loads(stats.read_text(encoding="utf-8"))
+        by_function = data["tests_by_mangled_function_name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    reached: set[str] = set()
+    for mangled, ran in by_function.items():
+        if any(str(test).split("::")[0] in tests for test in ran):
+            reached.add(parse_mutant_name(f"{mangled}__mutmut_1").function)
+    return reached
 
 
 def filter_by_functions(names: Iterable[str], functions: set[str]) -> list[str]:

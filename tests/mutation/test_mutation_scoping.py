@@ -256,3 +256,25 @@ def test_mutmut_output_into_a_log_keeps_each_lines_last_frame(
 ) -> None:
     monkeypatch.chdir(_scripts.ROOT)
     assert mutmut_child.log_line(raw) == logged
+
+
+def test_a_changed_test_reaches_the_functions_mutmuts_stats_saw_it_run(tmp_path: Path) -> None:
+    stats = tmp_path / "mutmut-stats.json"
+    assert mutation_scope.functions_reached_by(stats, {"tests/test_a.py"}) is None  # no record yet
+    stats.write_text(
+        json.dumps(
+            {
+                "tests_by_mangled_function_name": {
+                    "pkg.m.x_top": ["tests/test_a.py::test_one", "tests/test_b.py::test_two"],
+                    "pkg.m.xǁGuardǁclose": ["tests/test_b.py::test_two[plain]"],
+                    "pkg.n.x_other": ["tests/test_c.py::test_three"],
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    assert mutation_scope.functions_reached_by(stats, {"tests/test_b.py"}) == {
+        "pkg.m:top",
+        "pkg.m:Guard.close",
+    }
+    assert mutation_scope.functions_reached_by(stats, {"tests/test_d.py"}) == set()
