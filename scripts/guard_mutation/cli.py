@@ -1,6 +1,8 @@
 """``guard-mutation``: run the engines into one store, and report and gate from it.
 
-  run    [ENGINE|all]... [--store FILE] [--shard I/N] [--jobs N]   run engines; put their results in FILE
+  run    [ENGINE|all]... [--store FILE] [--shard I/N] [--jobs N] [--fresh]   run engines; put their
+                                                results in FILE (the sweep reuses the verdicts FILE holds
+                                                whose inputs are unchanged, unless --fresh)
   run    [ENGINE|all]... --changed-since REF [--out-dir DIR] [--markdown F]   the proof of a change: each
                                                 engine scoped to the code changed since REF (and the tests
                                                 changed), judged at once; the store is left as it is
@@ -61,9 +63,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"{args.store} holds a whole run of {whole[0]}: a shard goes into a store of its own"
             )
-    options = RunOptions(shard=args.shard, jobs=args.jobs)
     worst = 0
     with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
+        options = RunOptions(shard=args.shard, jobs=args.jobs, reuse=_earlier(held, args, Path(scratch)))
         for name in names:
             out = Path(scratch) / f"{name}.json"
             code = ENGINES[name].run(options, out)
@@ -75,6 +77,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             stores.write(held, args.store)  # each engine's results kept as soon as it has them
     sys.stdout.write(f"guard-mutation: {', '.join(names)} -> {args.store}\n")
     return worst
+
+
+def _earlier(held: stores.Store, args: argparse.Namespace, scratch: Path) -> Path | None:
+    """The store's whole sweep run, as a file the sweep reuses verdicts from; None with --fresh."""
+    if args.fresh or "sweep" not in held.engines:
+        return None
+    path = scratch / "sweep-earlier.json"
+    path.write_text(json.dumps(held.engines["sweep"]), encoding="utf-8")
+    return path
 
 
 def _run_scoped(args: argparse.Namespace, names: list[str]) -> int:
@@ -91,22 +102,25 @@ def _run_scoped(args: argparse.Namespace, names: list[str]) -> int:
     except InputError as exc:
         raise UsageError(str(exc)) from exc
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    options = RunOptions(jobs=args.jobs, changed_since=args.changed_since)
     config = args.config or Path("mutation_config.toml")
     verdicts = []
-    for name in names:
-        out = args.out_dir / f"{name}.json"
-        out.unlink(missing_ok=True)  # an earlier change's results are not this one's
-        started = time.monotonic()
-        code = ENGINES[name].run(options, out)
-        if code not in (0, 1):
-            raise UsageError(f"{name} did not run to the end (exit status {code})")
-        try:
-            judged = scoped.judge(name, out, config)
-        except (InputError, ResultsError, ConfigError) as exc:
-            raise UsageError(f"{name}: {exc}") from exc
-        verdicts.append(judged)
-        sys.stdout.write(f"guard-mutation: {judged.describe()} ({time.monotonic() - started:.1f}s)\n")
+    held = stores.load_or_empty(args.store)
+    with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
+        earlier = _earlier(held, args, Path(scratch))
+        options = RunOptions(jobs=args.jobs, changed_since=args.changed_since, reuse=earlier)
+        for name in names:
+            out = args.out_dir / f"{name}.json"
+            out.unlink(missing_ok=True)  # an earlier change's results are not this one's
+            started = time.monotonic()
+            code = ENGINES[name].run(options, out)
+            if code not in (0, 1):
+                raise UsageError(f"{name} did not run to the end (exit status {code})")
+            try:
+                judged = scoped.judge(name, out, config)
+            except (InputError, ResultsError, ConfigError) as exc:
+                raise UsageError(f"{name}: {exc}") from exc
+            verdicts.append(judged)
+            sys.stdout.write(f"guard-mutation: {judged.describe()} ({time.monotonic() - started:.1f}s)\n")
     alive = [line for judged in verdicts for line in judged.not_killed]
     if args.markdown is not None:
         change = _change_seen(args.changed_since, config)
@@ -225,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
     with_store(run)
     run.add_argument("--shard", metavar="I/N", help="run shard I of N (mutmut and the sweep)")
     run.add_argument("--jobs", type=int, help="parallel mutants")
+    run.add_argument(
+        "--fresh", action="store_true", help="judge every mutant again: reuse no verdict the store holds"
+    )
     run.add_argument(
         "--changed-since",
         metavar="REF",

@@ -25,6 +25,7 @@ class RunOptions:
     shard: str | None = None  # "I/N"
     jobs: int | None = None
     changed_since: str | None = None  # a git ref: only what a change since it selects
+    reuse: Path | None = None  # an earlier run's results: verdicts whose inputs are unchanged are kept
 
     def scope(self) -> list[str]:
         return [] if self.changed_since is None else ["--changed-since", self.changed_since]
@@ -159,6 +160,8 @@ def _sweep_run(options: RunOptions, out: Path) -> int:
     from mutation_sweep.cli import main
 
     argv = ["run", "--out", str(out), *options.scope()]
+    if options.reuse is not None:
+        argv += ["--reuse", str(options.reuse)]
     if options.shard:
         argv += ["--shard", options.shard]
     if options.jobs is not None:

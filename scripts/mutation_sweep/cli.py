@@ -14,7 +14,6 @@ Exit status: 0 done (the gate judges the verdicts); 2 bad input or a suite that 
 from __future__ import annotations
 
 import argparse
-import ast
 import difflib
 import logging
 import os
@@ -25,12 +24,12 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from coverage.parser import PythonParser
 from mutation_io import InputError
 from mutation_model import KILLED, SURVIVED
 
 from . import config as sweep_config
-from . import cython_view
+from . import reuse
+from .executable import executable_lines
 from .generate import Generated, generate, is_cython
 from .operators import ALL
 from .results import ResultsError, SweepResults, load, merge, select_shard, universe_of
@@ -111,33 +110,6 @@ def _files(cfg: sweep_config.SweepConfig, named: Sequence[str] | None = None) ->
     files = _package_files(cfg)
     _chosen_files(named, files)
     return [f for f in files if f not in cfg.exclude or f in (named or ())]
-
-
-def executable_lines(files: Sequence[str]) -> dict[str, list[int]]:
-    """Each file's statement lines, as coverage.py counts them (docstrings are not statements).
-
-    A decorated definition is one statement from its first decorator to its ``def`` or ``class`` line,
-    where coverage.py counts each of those lines: the line of the first decorator stands for them all.
-    """
-    lines: dict[str, list[int]] = {}
-    for rel in files:
-        text = (ROOT / rel).read_text(encoding="utf-8")
-        masked: frozenset[int] = frozenset()
-        if is_cython(rel):
-            seen = cython_view.view(text)
-            text, masked = seen.text, seen.masked
-        parser = PythonParser(text=text, filename=rel)
-        parser.parse_source()
-        header_rest: set[int] = set()
-        for node in ast.walk(ast.parse(text, filename=rel)):
-            if (
-                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                and node.decorator_list
-            ):
-                first = min(d.lineno for d in node.decorator_list)
-                header_rest.update(range(first + 1, node.lineno + 1))
-        lines[rel] = sorted(set(parser.statements) - header_rest - masked)
-    return lines
 
 
 def _generated(
@@ -248,6 +220,7 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     shard = _shard(args.shard)
     operators = _operators(args.operator)
     started = time.monotonic()
+    earlier = load(args.reuse, whole=False).results if args.reuse else []
     generated, files = _generated(cfg, operators, args.file)
     changes = changes_for(args.changed_since, ROOT, cfg.pytest_args, files)
     only = _chosen_files(args.file, files)
@@ -274,6 +247,10 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         scoped = by_change(mutants, changes, mapping, ROOT, files)
         log.info("sweep: scoped to the change: %s", scoped.describe(len(mutants)))
         mutants = scoped.mutants
+    depends = reuse.digests(mutants, mapping, ROOT, files, cfg.pytest_args)
+    kept, mutants = reuse.split(mutants, depends, earlier)
+    if args.reuse:
+        log.info("sweep: reused %d verdicts from %s (nothing they depend on changed)", len(kept), args.reuse)
     forked.warm_up()
     with tempfile.TemporaryDirectory(prefix="sweep-builds-") as scratch:
         jobs, invalid = _jobs(
@@ -286,14 +263,14 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
             cfg=cfg,
         )
         results = _run_jobs(jobs, args.jobs, cfg)
-    results += invalid
+    results = reuse.stamped(results + invalid, depends) + kept
     shard_json = {"index": shard[0], "count": shard[1]} if shard else None
     sweep = SweepResults(
         results,
         universe,
         shard_json,
         dict(generated.skipped),
-        executable_lines(files),
+        executable_lines(ROOT, files),
         round(time.monotonic() - started, 3),
         {f: {line: sorted(r) for line, r in lines.items()} for f, lines in generated.set_aside.items()},
     )
@@ -357,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--operator", action="append", help="run only this operator's mutants (repeatable)")
     run.add_argument("--file", action="append", help="run only this file's mutants (repeatable)")
     run.add_argument("--id", action="append", help="run only this mutant (repeatable)")
+    run.add_argument("--reuse", type=Path, metavar="RESULTS", help="take verdicts whose inputs are unchanged")
     run.add_argument("--changed-since", metavar="REF", help="run only the mutants a change since REF touches")
     merge_ = sub.add_parser("merge", help="combine the results of shards 1..N")
     merge_.add_argument("--out", type=Path, required=True)

@@ -67,6 +67,8 @@ def _result_json(result: Result) -> dict[str, Any]:
     data["duration"] = result.duration
     if result.detail:
         data["detail"] = result.detail
+    if result.depends:
+        data["depends"] = result.depends
     return data
 
 
@@ -111,6 +113,7 @@ def _parse_result(entry: object, where: str) -> Result:
         str(entry.get("failed") or ""),
         float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else 0.0,
         str(entry.get("detail") or ""),
+        str(entry.get("depends") or ""),
     )
 
 

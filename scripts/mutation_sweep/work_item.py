@@ -63,3 +63,5 @@ class Result:
     failed: str = ""  # the first test that failed, when one did
     duration: float = 0.0
     detail: str = field(default="", compare=False)
+    # the digest of all the verdict depends on (``reuse``); "" where it was not recorded
+    depends: str = field(default="", compare=False)

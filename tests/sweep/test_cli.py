@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from mutation_model import KILLED
 from mutation_sweep import select_tests
+from mutation_sweep.executable import executable_lines
 from mutation_sweep.runners import forked
 from mutation_sweep.work_item import Mutant, Result
 
@@ -117,7 +119,6 @@ def test_help() -> None:
 
 
 def test_a_decorated_definition_is_one_executable_line_from_its_first_decorator(tmp_path: Path) -> None:
-    from mutation_sweep import cli
 
     (tmp_path / "m.py").write_text(
         "import functools\n"
@@ -132,12 +133,7 @@ def test_a_decorated_definition_is_one_executable_line_from_its_first_decorator(
         "        return 1\n",
         encoding="utf-8",
     )
-    original = cli.ROOT
-    try:
-        cli.ROOT = tmp_path
-        lines = cli.executable_lines(["m.py"])
-    finally:
-        cli.ROOT = original
+    lines = executable_lines(tmp_path, ["m.py"])
     # coverage.py counts 3, 4 and 5 (and 8 and 9); the header of each definition is one statement
     assert lines == {"m.py": [1, 3, 6, 7, 8, 10]}
 
@@ -198,3 +194,33 @@ def test_id_runs_only_the_named_mutants_and_refuses_one_outside_the_selection(
     out = tmp_path / "s.json"
     assert cli.main(["run", "--out", str(out), "--operator", "comparison", "--id", chosen]) == 2
     assert not out.exists()
+
+
+def test_a_run_reuses_the_verdicts_whose_inputs_are_unchanged_and_judges_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from dataclasses import replace
+
+    from mutation_sweep import cli
+    from mutation_sweep.results import load
+
+    ran = _judged_killed_unrun(monkeypatch)
+    first = tmp_path / "first.json"
+    argv = ["run", "--jobs", "1", "--operator", "remove-normaliser"]
+    assert cli.main([*argv, "--out", str(first)]) == 0
+    every = {m.id for m in ran}
+    assert all(r.depends for r in load(first, whole=False).results)
+    # one verdict recorded against other inputs (another Python, a changed test): judged again
+    earlier = load(first, whole=False)
+    stale = sorted(every)[0]
+    earlier.results[:] = [
+        replace(r, depends="0" * 64) if r.mutant.id == stale else r for r in earlier.results
+    ]
+    earlier.write(first)
+    ran.clear()
+    caplog.set_level(logging.INFO)
+    second = tmp_path / "second.json"
+    assert cli.main([*argv, "--out", str(second), "--reuse", str(first)]) == 0
+    assert [m.id for m in ran] == [stale]
+    assert f"reused {len(every) - 1} verdicts" in caplog.text
+    assert {r.mutant.id for r in load(second, whole=False).results} == every

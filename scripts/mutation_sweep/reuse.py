@@ -1,0 +1,92 @@
+"""Verdicts reused from an earlier run while nothing they depend on has changed.
+
+A verdict depends on the mutant (its id: file, scope, operator and texts), the package's code it was
+judged against (every file the sweep mutates, whole: a change anywhere in it may decide whether a test
+still tells the mutant apart), the tests it ran and their code (with the helpers beside them: conftest,
+support modules), the interpreter and the implementation under test. Each result carries the digest of
+all of those (``depends``); a later run takes an earlier verdict only where the digest is the same, so a
+changed test, a changed line of the package or another Python judges the mutant again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from .generate import is_cython
+from .select_tests import SUITE, TestMap, tests_for, tests_for_scope
+from .work_item import INVALID, Mutant, Result
+
+REUSABLE = frozenset({"killed", "survived", "timeout"})
+
+
+def _sha(parts: Iterable[str]) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _text(root: Path, rel: str) -> str:
+    path = root / rel
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+def _suite_files(root: Path, suite: Sequence[str]) -> list[str]:
+    found: set[str] = set()
+    for entry in suite:
+        path = root / entry
+        if path.is_file():
+            found.add(entry)
+        elif path.is_dir():
+            found.update(p.relative_to(root).as_posix() for p in path.rglob("*.py"))
+    return sorted(found)
+
+
+def digests(
+    mutants: Sequence[Mutant], mapping: TestMap, root: Path, files: Sequence[str], suite: Sequence[str]
+) -> dict[str, str]:
+    """Each mutant's ``depends`` digest, by id."""
+    every_test = _suite_files(root, suite)
+    helpers = [f for f in every_test if not Path(f).name.startswith("test_")]
+    code = {f: _sha([f, _text(root, f)]) for f in [*files, *every_test]}
+    base = _sha([sys.version, *(code[f] for f in files), *(code[f] for f in helpers)])
+    out: dict[str, str] = {}
+    for m in mutants:
+        compiled = is_cython(m.file)
+        tests = (
+            tests_for_scope(mapping, root, files, m.scope)
+            if compiled
+            else tests_for(mapping, m.file, m.lines())
+        )
+        # A compiled mutant, one at import or a definition's header also runs the whole suite.
+        whole = compiled or m.definition or m.at_import or tests == (SUITE,)
+        ran = every_test if whole else sorted({t.split("::")[0] for t in tests})
+        implementation = "compiled" if compiled else "python"
+        out[m.id] = _sha([base, m.id, implementation, *tests, *(code.get(f, _sha([f, ""])) for f in ran)])
+    return out
+
+
+def split(
+    mutants: Sequence[Mutant], depends: dict[str, str], earlier: Iterable[Result]
+) -> tuple[list[Result], list[Mutant]]:
+    """The earlier verdicts that still hold, and the mutants to judge again."""
+    held = {r.mutant.id: r for r in earlier if r.verdict in REUSABLE and r.depends}
+    kept: list[Result] = []
+    again: list[Mutant] = []
+    for m in mutants:
+        before = held.get(m.id)
+        if before is not None and before.depends == depends[m.id] and before.mutant == m:
+            kept.append(replace(before, mutant=m))
+        else:
+            again.append(m)
+    return kept, again
+
+
+def stamped(results: Iterable[Result], depends: dict[str, str]) -> list[Result]:
+    """``results`` with what each verdict depended on; an invalid mutant's verdict is Cython's, not reused."""
+    return [r if r.verdict == INVALID else replace(r, depends=depends.get(r.mutant.id, "")) for r in results]
