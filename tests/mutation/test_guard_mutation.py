@@ -246,3 +246,28 @@ def test_list_and_show_are_the_engines_own(capsys: pytest.CaptureFixture[str]) -
     assert all(" drop-element: " in line for line in listed)
     assert cli.main(["show", listed[0].split()[0]]) == 0
     assert capsys.readouterr().out.startswith("--- a/guard_lib/errors.py")
+
+
+def test_run_hands_the_sweep_the_stores_verdicts_to_reuse_unless_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mutation_sweep.results as sweep_results
+
+    handed: list[str | None] = []
+    whole = sweep_results.SweepResults([], sweep_results.universe_of([]))
+
+    def fake_run(options: engines.RunOptions, out: Path) -> int:
+        handed.append(None if options.reuse is None else options.reuse.read_text(encoding="utf-8"))
+        whole.write(out)
+        return 0
+
+    sweep = engines.ENGINES["sweep"]
+    monkeypatch.setitem(engines.ENGINES, "sweep", sweep.__class__(**{**sweep.__dict__, "run": fake_run}))
+    store = tmp_path / "store.json"
+    assert cli.main(["run", "sweep", "--store", str(store)]) == 0  # nothing to reuse yet
+    assert cli.main(["run", "sweep", "--store", str(store)]) == 0
+    assert cli.main(["run", "sweep", "--store", str(store), "--fresh"]) == 0
+    assert handed[0] is None
+    assert handed[1] is not None
+    assert json.loads(handed[1]) == load(store).engines["sweep"]
+    assert handed[2] is None
