@@ -151,6 +151,11 @@ def functions_holding(text: str, lines: Iterable[int], *, cython: bool = False) 
     return found
 
 
+def code_of(text: str) -> str:
+    """``text`` as its code alone: its logical lines of tokens, comments and spacing left out."""
+    return "\n".join(key for key, _ in _logical_lines(text))
+
+
 def _logical_lines(text: str) -> list[tuple[str, range]]:
     """Each logical line as (its tokens with its depth, the physical lines it spans)."""
     try:

@@ -3,9 +3,10 @@
 A verdict depends on the mutant (its id: file, scope, operator and texts), the package's code it was
 judged against (every file the sweep mutates, whole: a change anywhere in it may decide whether a test
 still tells the mutant apart), the tests it ran and their code (with the helpers beside them: conftest,
-support modules), the interpreter and the implementation under test. Each result carries the digest of
-all of those (``depends``); a later run takes an earlier verdict only where the digest is the same, so a
-changed test, a changed line of the package or another Python judges the mutant again.
+support modules), the interpreter and the implementation under test; code as its tokens, so comments
+and spacing count for nothing. Each result carries the digest of all of those (``depends``); a later run
+takes an earlier verdict only where the digest is the same, so a changed test, a changed line of the
+package or another Python judges the mutant again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+
+from mutation_changes import code_of
 
 from .generate import is_cython
 from .select_tests import SUITE, TestMap, tests_for, tests_for_scope
@@ -32,8 +35,9 @@ def _sha(parts: Iterable[str]) -> str:
 
 
 def _text(root: Path, rel: str) -> str:
+    """The file's code: a change to its comments or spacing changes no verdict."""
     path = root / rel
-    return path.read_text(encoding="utf-8") if path.is_file() else ""
+    return code_of(path.read_text(encoding="utf-8")) if path.is_file() else ""
 
 
 def _suite_files(root: Path, suite: Sequence[str]) -> list[str]:

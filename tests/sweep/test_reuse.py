@@ -34,6 +34,8 @@ def test_a_changed_test_changes_only_the_verdicts_that_ran_it(tmp_path: Path) ->
     root = _project(tmp_path)
     before = _digests(root)
     assert _digests(root) == before
+    (root / "tests/test_a.py").write_text("# a note\ndef t():  pass\n", encoding="utf-8")
+    assert _digests(root) == before  # comments and spacing are not code
     (root / "tests/test_a.py").write_text("def t(): assert 1\n", encoding="utf-8")
     after = _digests(root)
     assert after[A.id] != before[A.id]
