@@ -116,7 +116,7 @@ def _run_scoped(args: argparse.Namespace, names: list[str]) -> int:
             if code not in (0, 1):
                 raise UsageError(f"{name} did not run to the end (exit status {code})")
             try:
-                judged = scoped.judge(name, out, config)
+                judged = ENGINES[name].judge_scoped(out, config) if out.exists() else scoped.Judged(name)
             except (InputError, ResultsError, ConfigError) as exc:
                 raise UsageError(f"{name}: {exc}") from exc
             verdicts.append(judged)

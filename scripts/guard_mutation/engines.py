@@ -1,6 +1,7 @@
 """The engines, registered in one table: how each runs, lists, shows, and reads and merges its results.
 
-Each engine keeps its own command line and results format; an adapter here is all the tool knows of it.
+Each engine keeps its own command line and results format; an adapter here is all the tool knows of it:
+how it runs (whole, a shard, or scoped to a change), lists, shows, reads, merges, and judges a scoped run.
 Adding an engine is one adapter and its entry in ``ENGINES``. Modules are imported when used, so that
 ``guard-mutation --help`` loads no engine (nor mutmut).
 """
@@ -14,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .scoped import Judged
 
 
 class EngineError(Exception):
@@ -60,6 +63,8 @@ class Engine:
     list: Callable[[Sequence[str]], int]
     show: Callable[[str], int]
     merge: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]
+    # a run scoped to a change (results, config) -> its verdicts, judged against the reviews
+    judge_scoped: Callable[[Path, Path], Judged]
 
     def is_shard(self, document: Mapping[str, Any]) -> bool:
         return document.get("shard") is not None
@@ -106,6 +111,17 @@ def _catalogue_read(path: Path) -> Any:
         raise EngineError(str(exc)) from exc
 
 
+def _catalogue_judge(results: Path, config: Path) -> Judged:
+    from mutation_engine_inputs import load_critical
+    from mutation_model import Verdict
+
+    judged = load_critical(results)
+    alive = tuple(
+        f"{m.id} ({m.file} {m.scope}): {m.status}" for m in judged if m.verdict is not Verdict.KILLED
+    )
+    return Judged("catalogue", killed=len(judged) - len(alive), not_killed=alive)
+
+
 def _catalogue_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     raise EngineError("the catalogue runs whole, never in shards: there is nothing to merge")
 
@@ -140,6 +156,21 @@ def _mutmut_show(mutant_id: str) -> int:
 
     # mutmut's own command shows its mutants; it reads ./mutants, which a run left.
     return subprocess.run([sys.executable, "-m", "mutmut", "show", mutant_id], check=False).returncode
+
+
+def _mutmut_judge(results: Path, config: Path) -> Judged:
+    from mutation_common import load_results
+    from mutation_evaluation import EXCLUDED, KILLED
+    from mutation_gate_config import equivalent_matches, load_gate_config
+
+    reviews = load_gate_config(config).equivalents
+    mutants = load_results(results, hint="guard-mutation run mutmut --changed-since REF").mutants
+    killed = sum(m.status in KILLED for m in mutants)
+    skipped = sum(m.status in EXCLUDED for m in mutants)
+    rest = [m for m in mutants if m.status not in KILLED | EXCLUDED]
+    reviewed = [m for m in rest if m.status == "survived" and any(equivalent_matches(e, m) for e in reviews)]
+    alive = tuple(f"{m.name} ({m.file}:{m.line}): {m.status}" for m in rest if m not in reviewed)
+    return Judged("mutmut", killed, len(reviewed), skipped, alive)
 
 
 def _mutmut_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -178,6 +209,26 @@ def _sweep_read(path: Path) -> Any:
         raise EngineError(str(exc)) from exc
 
 
+def _sweep_judge(results: Path, config: Path) -> Judged:
+    from mutation_model import KILLED, TIMEOUT
+    from mutation_sweep.config import load
+    from mutation_sweep.results import load as load_results
+    from mutation_sweep.work_item import INVALID
+
+    reviews = load(config).equivalents
+    found = load_results(results, whole=False).results
+    killed = sum(r.verdict in (KILLED, TIMEOUT) for r in found)
+    skipped = sum(r.verdict == INVALID for r in found)
+    rest = [r for r in found if r.verdict not in (KILLED, TIMEOUT, INVALID)]
+    reviewed = [r for r in rest if any(e.matches(r.mutant) for e in reviews)]
+    alive = tuple(
+        f"{r.mutant.id} ({r.mutant.file}:{r.mutant.line} {r.mutant.operator}): {r.verdict}"
+        for r in rest
+        if r not in reviewed
+    )
+    return Judged("sweep", killed, len(reviewed), skipped, alive)
+
+
 def _sweep_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     from mutation_sweep.results import ResultsError, merge
 
@@ -198,6 +249,7 @@ ENGINES: dict[str, Engine] = {
         _list("critical_harness.cli"),
         _command("critical_harness.cli", "show"),
         _catalogue_merge,
+        _catalogue_judge,
     ),
     "mutmut": Engine(
         "mutmut",
@@ -208,6 +260,7 @@ ENGINES: dict[str, Engine] = {
         _list("mutation_run"),
         _mutmut_show,
         _mutmut_merge,
+        _mutmut_judge,
     ),
     "sweep": Engine(
         "sweep",
@@ -218,6 +271,7 @@ ENGINES: dict[str, Engine] = {
         _list("mutation_sweep.cli"),
         _command("mutation_sweep.cli", "show"),
         _sweep_merge,
+        _sweep_judge,
     ),
 }
 
