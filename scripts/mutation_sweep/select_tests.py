@@ -56,13 +56,25 @@ class TestMap:
     suite_order: tuple[str, ...]  # the test files, quickest first: a whole-suite run with -x dies early
 
 
-def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
-    """Which tests execute each line of the package's files, from one run of the suite."""
-    test_files: dict[str, str] = {}
+def test_modules(root: Path) -> dict[str, str]:
+    """Each test file under ``tests/`` by every name its module can have, to its path.
+
+    coverage names a test by its module's ``__name__``, which depends on where pytest put the root of
+    its package: ``test_x``, ``behaviour.test_x`` or ``tests.behaviour.test_x``. Every dotted suffix of
+    the path is a name; where two files share one, the first in path order keeps it.
+    """
+    found: dict[str, str] = {}
     for path in sorted((root / "tests").rglob("test_*.py")):
         rel = path.relative_to(root).as_posix()
-        test_files[path.stem] = rel
-        test_files[".".join(path.relative_to(root).with_suffix("").parts)] = rel
+        parts = path.relative_to(root).with_suffix("").parts
+        for cut in range(len(parts)):
+            found.setdefault(".".join(parts[cut:]), rel)
+    return found
+
+
+def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
+    """Which tests execute each line of the package's files, from one run of the suite."""
+    test_files = test_modules(root)
     with tempfile.TemporaryDirectory(prefix="sweep-map-") as tmp:
         rc = Path(tmp, "coveragerc")
         data_file = Path(tmp, "coverage")
