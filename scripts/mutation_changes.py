@@ -19,6 +19,7 @@ from pathlib import Path
 
 from mutation_io import InputError
 from mutation_sweep import cython_view
+from mutation_sweep.select_tests import definitions
 
 SOURCES = (".py", ".pyx")
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
@@ -29,7 +30,9 @@ class Changes:
     since: str  # the ref as given
     commit: str
     lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines of changed code, now
-    tests: frozenset[str] = frozenset()  # test files whose code changed (or that are new or gone)
+    # test files whose code changed (or that are new or gone), and every test file beside or below a
+    # changed helper (a conftest, a support module), which may change what any of them does
+    tests: frozenset[str] = frozenset()
     cosmetic: tuple[str, ...] = ()  # files whose change was comments or spacing alone
     # file -> qualified names of the functions whose bodies hold changed lines (methods included)
     functions: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -37,6 +40,10 @@ class Changes:
     def in_changed_function(self, file: str, scope: str) -> bool:
         """Whether ``scope`` (a qualified name) is a function of ``file`` whose body changed."""
         return scope in self.functions.get(file, ())
+
+    def changed_test(self, test: str) -> bool:
+        """Whether the test (a node id, or its file) is one whose code, or a helper's beside it, changed."""
+        return test.split("::", maxsplit=1)[0] in self.tests
 
     def touches(self, file: str, first: int, last: int) -> bool:
         changed = self.lines.get(file)
@@ -102,7 +109,16 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
         elif new:
             lines[path] = frozenset(found)
             functions[path] = frozenset(functions_holding(new, found, cython=path.endswith(".pyx")))
+    changed_tests |= _beside_helpers(repo, changed_tests)
     return Changes(ref, commit, lines, frozenset(changed_tests), tuple(cosmetic), functions)
+
+
+def _beside_helpers(repo: Path, changed: set[str]) -> set[str]:
+    """The test files in the folders (and below) of the changed files that are not tests themselves."""
+    found: set[str] = set()
+    for helper in (Path(t) for t in changed if not Path(t).name.startswith("test_")):
+        found.update(p.relative_to(repo).as_posix() for p in (repo / helper.parent).rglob("test_*.py"))
+    return found
 
 
 def changed_code_lines(old: str, new: str) -> set[int]:
@@ -132,17 +148,11 @@ def functions_holding(text: str, lines: Iterable[int], *, cython: bool = False) 
         tree = ast.parse(text)
     except SyntaxError:
         return set()
-    spans: list[tuple[int, int, str]] = []
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                name = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef) and child.body:
-                    spans.append((child.body[0].lineno, child.end_lineno or child.lineno, name))
-                visit(child, f"{name}.")
-
-    visit(tree, "")
+    spans = [
+        (node.body[0].lineno, node.end_lineno or node.lineno, name)
+        for name, node in definitions(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+    ]
     found = set()
     for line in lines:
         holding = [(end - start, name) for start, end, name in spans if start <= line <= end]

@@ -30,7 +30,7 @@ def by_change(mutants: Sequence[Mutant], changes: Changes) -> tuple[list[Mutant]
             changes.touches(m.spec.file, n, n) for n in edited_lines(m)
         ):
             on_lines.append(m)
-        elif any(test.split("::")[0] in changes.tests for test in m.spec.killed_by):
+        elif any(changes.changed_test(test) for test in m.spec.killed_by):
             by_tests.append(m)
     chosen = {m.spec.id for m in on_lines + by_tests}
     why = (

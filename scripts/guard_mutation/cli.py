@@ -135,14 +135,14 @@ def _run_scoped(args: argparse.Namespace, names: list[str]) -> int:
 def _change_seen(ref: str, config: Path) -> str:
     """The change as the engines see it: in the package they mutate and the tests they run."""
     from mutation_changes import changed_since
-    from mutation_sweep.config import ConfigError, load
+    from mutation_sweep.config import ConfigError, load, test_paths
 
     found = changed_since(ref, Path.cwd())
     try:
         cfg = load(config)
     except ConfigError:
         return found.describe()
-    tests = [a for a in cfg.pytest_args if not a.startswith("-") and Path(a).exists()] or ["tests"]
+    tests = test_paths(cfg.pytest_args, Path.cwd())
     return found.within([f for f in found.lines if f.startswith(f"{cfg.package}/")], tests).describe()
 
 

@@ -35,7 +35,7 @@ from .operators import ALL
 from .results import ResultsError, SweepResults, load, merge, select_shard, universe_of
 from .runners import compiled_builds, forked
 from .scope import by_change, changes_for, on_changed_lines
-from .select_tests import SUITE, TestMap, test_map, tests_for, tests_for_scope
+from .select_tests import SUITE, TestMap, test_map, tests_of
 from .work_item import INVALID, Mutant, Result
 
 log = logging.getLogger("mutation_sweep")
@@ -149,15 +149,14 @@ def _jobs(
     jobs = []
     for m in mutants:
         built, switch = builds.at.get(m.id, (None, None))
+        if is_cython(m.file) and built is None:
+            continue
+        tests = tests_of(m, mapping, ROOT, files)
         if is_cython(m.file):
-            if built is None:
-                continue
             # Coverage cannot see the core's lines: the reference's function of the same name tells
             # which tests go first, and the whole suite runs before a survivor is called.
-            tests = tests_for_scope(mapping, ROOT, files, m.scope)
             then_suite = tests != (SUITE,)
         else:
-            tests = tests_for(mapping, m.file, m.lines())
             # What runs at import (module level, class bodies) and a definition's header (its signature,
             # bases, decorators) are seen by tests that coverage does not tie to them: once the tests
             # that do reach the statement pass, the whole suite runs.

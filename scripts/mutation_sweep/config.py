@@ -7,6 +7,7 @@ mutated text (never by line), with a one-line reason.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,11 @@ from mutation_model import mutant_key
 
 from .operators import ALL
 from .work_item import Mutant
+
+
+def test_paths(pytest_args: Sequence[str], root: Path) -> list[str]:
+    """The test files and folders ``pytest_args`` names (what the sweep's suite runs), else ``tests``."""
+    return [a for a in pytest_args if not a.startswith("-") and (root / a).exists()] or ["tests"]
 
 
 class ConfigError(Exception):

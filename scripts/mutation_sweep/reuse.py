@@ -20,7 +20,7 @@ from pathlib import Path
 from mutation_changes import code_of
 
 from .generate import is_cython
-from .select_tests import SUITE, TestMap, tests_for, tests_for_scope
+from .select_tests import SUITE, TestMap, tests_of
 from .work_item import INVALID, Mutant, Result
 
 REUSABLE = frozenset({"killed", "survived", "timeout"})
@@ -62,11 +62,7 @@ def digests(
     out: dict[str, str] = {}
     for m in mutants:
         compiled = is_cython(m.file)
-        tests = (
-            tests_for_scope(mapping, root, files, m.scope)
-            if compiled
-            else tests_for(mapping, m.file, m.lines())
-        )
+        tests = tests_of(m, mapping, root, files)
         # A compiled mutant, one at import or a definition's header also runs the whole suite.
         whole = compiled or m.definition or m.at_import or tests == (SUITE,)
         ran = every_test if whole else sorted({t.split("::")[0] for t in tests})
@@ -84,8 +80,8 @@ def split(
     again: list[Mutant] = []
     for m in mutants:
         before = held.get(m.id)
-        if before is not None and before.depends == depends[m.id] and before.mutant == m:
-            kept.append(replace(before, mutant=m))
+        if before is not None and before.depends == depends[m.id]:
+            kept.append(replace(before, mutant=m))  # where it is now: blank lines above may have moved it
         else:
             again.append(m)
     return kept, again

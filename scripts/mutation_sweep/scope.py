@@ -9,8 +9,8 @@ from pathlib import Path
 
 from mutation_changes import Changes, changed_since
 
-from .generate import is_cython
-from .select_tests import SUITE, TestMap, tests_for, tests_for_scope
+from .config import test_paths
+from .select_tests import SUITE, TestMap, tests_of
 from .work_item import Mutant
 
 
@@ -33,8 +33,7 @@ def changes_for(
     """What changed since ``ref`` in the files mutated and the tests the sweep runs (its pytest paths)."""
     if ref is None:
         return None
-    paths = [a for a in pytest_args if not a.startswith("-") and (root / a).exists()] or ["tests"]
-    return changed_since(ref, root).within(files, paths)
+    return changed_since(ref, root).within(files, test_paths(pytest_args, root))
 
 
 def on_changed_lines(mutants: Sequence[Mutant], changes: Changes) -> list[Mutant]:
@@ -63,11 +62,8 @@ def by_change(
     for m in mutants:
         if m.id in chosen:
             continue
-        if is_cython(m.file):
-            tests = tests_for_scope(mapping, root, files, m.scope)
-        else:
-            tests = tests_for(mapping, m.file, m.lines())
-        if tests == (SUITE,) or any(t.split("::")[0] in changes.tests for t in tests):
+        tests = tests_of(m, mapping, root, files)
+        if tests == (SUITE,) or any(changes.changed_test(t) for t in tests):
             reached.append(m.id)
     chosen.update(reached)
     return Scoped([m for m in mutants if m.id in chosen], len(lines), len(reached))

@@ -18,6 +18,9 @@ from pathlib import Path
 
 from coverage import CoverageData
 
+from .generate import is_cython
+from .work_item import Mutant
+
 SUITE = "<suite>"
 
 
@@ -125,7 +128,7 @@ def tests_for_scope(mapping: TestMap, root: Path, files: Sequence[str], scope: s
     for rel in files:
         if not rel.endswith(".py"):
             continue
-        for qualname, node in _definitions(ast.parse((root / rel).read_text(encoding="utf-8"))):
+        for qualname, node in definitions(ast.parse((root / rel).read_text(encoding="utf-8"))):
             if qualname == scope:
                 lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
                 found.update(tests_for(mapping, rel, lines))
@@ -133,7 +136,8 @@ def tests_for_scope(mapping: TestMap, root: Path, files: Sequence[str], scope: s
     return tuple(sorted(found)) if found else (SUITE,)
 
 
-def _definitions(tree: ast.Module) -> list[tuple[str, ast.stmt]]:
+def definitions(tree: ast.Module) -> list[tuple[str, ast.stmt]]:
+    """Every function and class of ``tree`` by its qualified name (``Class.method``, ``outer.inner``)."""
     out: list[tuple[str, ast.stmt]] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -152,3 +156,11 @@ def tests_for(mapping: TestMap, file: str, lines: range) -> tuple[str, ...]:
     for line in lines:
         found.update(mapping.lines.get(file, {}).get(line, ()))
     return tuple(sorted(found)) if found else (SUITE,)
+
+
+def tests_of(mutant: Mutant, mapping: TestMap, root: Path, files: Sequence[str]) -> tuple[str, ...]:
+    """The tests that reach ``mutant``: coverage's for a Python line; for a compiled mutant, whose lines
+    coverage cannot see, those of the reference's function of the same name."""
+    if is_cython(mutant.file):
+        return tests_for_scope(mapping, root, files, mutant.scope)
+    return tests_for(mapping, mutant.file, mutant.lines())

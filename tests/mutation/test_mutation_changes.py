@@ -105,3 +105,18 @@ def test_changed_since_sorts_code_tests_and_cosmetic_changes(tmp_path: Path) -> 
     )
     with pytest.raises(InputError, match="not a commit"):
         changed_since("no-such-ref", tmp_path)
+
+
+def test_a_changed_helper_of_the_tests_changes_every_test_beside_and_below_it(tmp_path: Path) -> None:
+    files = ["tests/unit/support.py", "tests/unit/test_a.py", "tests/unit/deep/test_b.py", "tests/test_c.py"]
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("X = 1\n", encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "tests/unit/support.py").write_text("X = 2\n", encoding="utf-8")
+    changes = changed_since("HEAD", tmp_path)
+    assert changes.tests == {"tests/unit/support.py", "tests/unit/test_a.py", "tests/unit/deep/test_b.py"}
+    assert changes.changed_test("tests/unit/deep/test_b.py::test_x[plain]")
+    assert not changes.changed_test("tests/test_c.py::test_y")

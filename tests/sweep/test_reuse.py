@@ -64,5 +64,8 @@ def test_only_a_recorded_verdict_of_the_same_inputs_is_kept(tmp_path: Path) -> N
     assert [r.mutant for r in kept] == [A]
     assert again == [B, C]
     assert reuse.split([A], depends, [Result(A, KILLED)]) == ([], [A])  # no record of its inputs
+    moved = Mutant(**{**A.__dict__, "line": 3, "end_line": 3})  # a blank line added above it
+    (kept_moved,), _ = reuse.split([moved], depends, earlier)
+    assert kept_moved.mutant.line == 3
     stamped = reuse.stamped([Result(B, SURVIVED), Result(C, INVALID)], depends)
     assert [r.depends for r in stamped] == [depends[B.id], ""]
