@@ -22,6 +22,7 @@ from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 BUILD_ENV = "GUARD_LIB_BUILD"
+LINETRACE_ENV = "GUARD_LIB_LINETRACE"
 PACKAGE = "guard_lib"
 CORE = f"{PACKAGE}._core"
 # One note per interpreter: an editable checkout serves several Pythons from one folder.
@@ -132,8 +133,29 @@ def _extensions() -> list[Any]:
         return []
     # CFLAGS that set an optimisation level win: the critical harness builds mutants with -O0, for speed.
     optimise = [] if "-O" in os.environ.get("CFLAGS", "") else ["-O2"]
-    core = Extension(CORE, ["guard_lib/_core.pyx"], extra_compile_args=optimise)
+    # GUARD_LIB_LINETRACE=1: a core that reports its lines to tracers, so that coverage can tell which
+    # tests reach each of them (the mutation sweep's map). Slower, and interruptible where the shipped
+    # core is not: never for a release.
+    traced = os.environ.get(LINETRACE_ENV) == "1"
+    core = Extension(
+        CORE,
+        ["guard_lib/_core.pyx"],
+        extra_compile_args=optimise,
+        define_macros=[("CYTHON_TRACE", "1")] if traced else [],
+    )
     try:
+        if traced:
+            # Translated afresh, and kept apart: a traced translation must never stand in for the release's.
+            return list(
+                cythonize(
+                    [core],
+                    language_level=3,
+                    quiet=True,
+                    compiler_directives={"linetrace": True},
+                    build_dir=os.path.join("build", "linetrace"),
+                    force=True,
+                )
+            )
         return list(cythonize([core], language_level=3, quiet=True))
     except Exception as error:
         if wanted == "compiled":

@@ -752,13 +752,13 @@ cdef class _Borrow:
     @property
     def original_device(self):
         """The device that was current before the selection, which ``close`` restores."""
-        self._refuse_unread("_original")
+        self._refuse_unread("_devices")
         return self._original_device()
 
     @property
     def current_device(self):
         """The device that was selected."""
-        self._refuse_unread("_current")
+        self._refuse_unread("_devices")
         return self._current_device()
 
     cdef int _close(self) except -1:

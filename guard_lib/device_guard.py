@@ -48,12 +48,11 @@ class _Borrow:
     an interrupted restore is never repeated.
     """
 
-    __slots__ = ("_current", "_index", "_original", "_requested_runtime", "_restored", "_runtime", "_thread")
+    __slots__ = ("_devices", "_index", "_requested_runtime", "_restored", "_runtime", "_thread")
     _index: object
     _requested_runtime: DeviceRuntime | None
     _runtime: DeviceRuntime
-    _original: int
-    _current: int
+    _devices: tuple[int, int]  # (original, current)
     _thread: object
     _restored: bool
 
@@ -65,7 +64,7 @@ class _Borrow:
         if not self._restored:
             raise GuardError(
                 f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
-                device_index=self._current,
+                device_index=self._devices[1],
             )
         requested = self._index
         if type(requested) is int:
@@ -86,8 +85,8 @@ class _Borrow:
         if code:
             raise cuda_error(runtime, "cannot read the current CUDA device", index, code)
         self._runtime = runtime
-        self._original = original
-        self._current = index
+        # One store for the pair: an interrupt anywhere leaves both properties describing the same entry.
+        self._devices = (original, index)
         self._thread = _tokens.token
         if index == original:
             self._restored = False
@@ -124,20 +123,21 @@ class _Borrow:
         if self._restored or self._thread is not _tokens.token:
             return
         runtime = self._runtime
+        original, current = self._devices
         read, now = runtime.get_device()
-        if read or now != self._original:
-            restore(runtime, self._original, self._current, None if read else now)
+        if read or now != original:
+            restore(runtime, original, current, None if read else now)
         self._restored = True
 
     @property
     def original_device(self) -> int:
         """The device that was current before the selection, which ``close`` restores."""
-        return self._original
+        return self._devices[0]
 
     @property
     def current_device(self) -> int:
         """The device that was selected."""
-        return self._current
+        return self._devices[1]
 
     def close(self, *_exc_info: object) -> None:
         """Restore the caller's device. Closing again, or closing a guard taken over, does nothing.
@@ -147,14 +147,15 @@ class _Borrow:
         try:
             if self._restored:
                 return
+            original, current = self._devices
             if self._thread is not _tokens.token:
                 raise GuardError(
-                    f"a DeviceGuard for CUDA device {self._current} belongs to the thread that created it; "
+                    f"a DeviceGuard for CUDA device {current} belongs to the thread that created it; "
                     "CUDA's current device is per thread, so it cannot be restored from another",
-                    device_index=self._current,
+                    device_index=current,
                 )
-            if self._current != self._original:
-                restore(self._runtime, self._original, self._current, self._current)
+            if current != original:
+                restore(self._runtime, original, current, current)
             self._restored = True
         except BaseException:
             # Interrupted around the restore: finish it without repeating one that already happened.
@@ -219,20 +220,19 @@ class DeviceGuard(_Borrow):
         """Hand the borrow to a new guard, which alone restores; this one is left looking restored."""
         if self._restored:
             raise GuardError(
-                f"cannot take over a DeviceGuard for CUDA device {self._current}: it was closed or taken",
-                device_index=self._current,
+                f"cannot take over a DeviceGuard for CUDA device {self._devices[1]}: it was closed or taken",
+                device_index=self._devices[1],
             )
         if self._thread is not _tokens.token:
             raise GuardError(
-                f"cannot take over a DeviceGuard for CUDA device {self._current} from another thread: "
+                f"cannot take over a DeviceGuard for CUDA device {self._devices[1]} from another thread: "
                 "only the thread that created it can restore its device",
-                device_index=self._current,
+                device_index=self._devices[1],
             )
         taker = object.__new__(DeviceGuard)
         taker._restored = True
         taker._runtime = self._runtime
-        taker._original = self._original
-        taker._current = self._current
+        taker._devices = self._devices
         taker._thread = self._thread
         try:
             # The taker owes before this one stops owing, so at no instant does nobody owe. Without the
@@ -253,7 +253,8 @@ class DeviceGuard(_Borrow):
 
     def __repr__(self) -> str:
         state = "restored" if self._restored else "open"
-        return f"<DeviceGuard device {self._current} (restores {self._original}), {state}>"
+        original, current = self._devices
+        return f"<DeviceGuard device {current} (restores {original}), {state}>"
 
     # mutmut would put its trampoline between the collector and this finaliser, moving the frame the
     # warning points at; the critical harness mutates it instead.
@@ -262,8 +263,8 @@ class DeviceGuard(_Borrow):
         # thread's device instead of the owner's. A guard whose set-up was interrupted owes nothing.
         if not getattr(self, "_restored", True):
             _warn(
-                f"DeviceGuard for CUDA device {self._current} was garbage-collected without close(); "
-                f"device {self._original} was never restored",
+                f"DeviceGuard for CUDA device {self._devices[1]} was garbage-collected without close(); "
+                f"device {self._devices[0]} was never restored",
                 ResourceWarning,
                 stacklevel=2,
                 source=self,

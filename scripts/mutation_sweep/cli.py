@@ -25,18 +25,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mutation_io import InputError
-from mutation_model import KILLED, SURVIVED
+from mutation_model import KILLED
 
 from . import config as sweep_config
-from . import reuse
+from . import jobs, reuse
 from .executable import executable_lines
-from .generate import Generated, generate, is_cython
+from .generate import Generated, generate
 from .operators import ALL
 from .results import ResultsError, SweepResults, load, merge, select_shard, universe_of
-from .runners import compiled_builds, forked
+from .runners import forked
 from .scope import by_change, changes_for, on_changed_lines
-from .select_tests import SUITE, TestMap, test_map, tests_of
-from .work_item import INVALID, Mutant, Result
+from .work_item import Mutant, Result
 
 log = logging.getLogger("mutation_sweep")
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,78 +124,19 @@ def _generated(
     return generate(ROOT, files, operators), files
 
 
-def _module(rel: str) -> str:
-    parts = list(Path(rel).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _jobs(
-    mutants: Sequence[Mutant],
-    generated: Generated,
-    *,
-    files: Sequence[str],
-    mapping: TestMap,
-    scratch: Path,
-    parallel: int,
-    cfg: sweep_config.SweepConfig,
-) -> tuple[list[forked.Job], list[Result]]:
-    """A job per mutant; the compiled ones built first, and those Cython refuses judged invalid."""
-    compiled = [m for m in mutants if is_cython(m.file)]
-    builds = compiled_builds.build(ROOT, compiled, generated.sources, scratch, parallel)
-    if builds.woven is not None and any(n is not None for _, n in builds.at.values()):
-        _check_green(builds.woven, compiled[0], mapping, cfg)
-    invalid = [Result(m, INVALID, detail=builds.refused[m.id]) for m in compiled if m.id in builds.refused]
-    jobs = []
-    for m in mutants:
-        built, switch = builds.at.get(m.id, (None, None))
-        if is_cython(m.file) and built is None:
-            continue
-        tests = tests_of(m, mapping, ROOT, files)
-        if is_cython(m.file):
-            # Coverage cannot see the core's lines: the reference's function of the same name tells
-            # which tests go first, and the whole suite runs before a survivor is called.
-            then_suite = tests != (SUITE,)
-        else:
-            # What runs at import (module level, class bodies) and a definition's header (its signature,
-            # bases, decorators) are seen by tests that coverage does not tie to them: once the tests
-            # that do reach the statement pass, the whole suite runs.
-            then_suite = (m.definition or m.at_import) and tests != (SUITE,)
-        source = generated.sources[m.id]
-        jobs.append(
-            forked.Job(
-                m, _module(m.file), source, tests, mapping.suite_order, then_suite, built=built, switch=switch
-            )
-        )
-    # the slowest (whole-suite) jobs first, so two cores finish together
-    jobs.sort(key=lambda j: (j.tests != (SUITE,) and not j.then_suite, j.mutant.id))
-    return jobs, invalid
-
-
-def _check_green(woven: Path, any_mutant: Mutant, mapping: TestMap, cfg: sweep_config.SweepConfig) -> None:
-    """The woven build, no switch on, must pass the whole suite: else its kills would be its own."""
-    module = _module(any_mutant.file)
-    job = forked.Job(any_mutant, module, "", (SUITE,), mapping.suite_order, built=woven)
-    [result] = forked.run(
-        [job], ROOT, cfg.pytest_args, parallel=1, timeout_s=cfg.timeout_s * 10, on_result=lambda _: None
-    )
-    if result.verdict != SURVIVED:
-        raise RuntimeError(
-            "the woven build of the compiled core, no mutant selected, fails "
-            f"{result.failed or 'the suite'}: no compiled mutant can be judged on it"
-        )
-    log.info("sweep: the woven build, no mutant selected, passes the suite")
-
-
-def _run_jobs(jobs: list[forked.Job], parallel: int, cfg: sweep_config.SweepConfig) -> list[Result]:
+def _run_jobs(to_run: list[forked.Job], parallel: int, cfg: sweep_config.SweepConfig) -> list[Result]:
     done = [0]
+    count = sum(1 for j in to_run if j.mutant.scope != jobs.GREEN_CHECK)
 
     def progress(result: Result) -> None:
+        if result.mutant.scope == jobs.GREEN_CHECK:
+            return
         done[0] += 1
         if result.verdict != KILLED:
             log.info(
                 "[%d/%d] %s %s %s:%d %s",
                 done[0],
-                len(jobs),
+                count,
                 result.verdict,
                 result.mutant.id,
                 result.mutant.file,
@@ -204,10 +144,10 @@ def _run_jobs(jobs: list[forked.Job], parallel: int, cfg: sweep_config.SweepConf
                 result.mutant.operator,
             )
         elif done[0] % 100 == 0:
-            log.info("[%d/%d] ...", done[0], len(jobs))
+            log.info("[%d/%d] ...", done[0], count)
 
     return forked.run(
-        jobs, ROOT, cfg.pytest_args, parallel=parallel, timeout_s=cfg.timeout_s, on_result=progress
+        to_run, ROOT, cfg.pytest_args, parallel=parallel, timeout_s=cfg.timeout_s, on_result=progress
     )
 
 
@@ -241,7 +181,10 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         log.info("sweep: %s", changes.describe())
         if not changes.tests and not on_changed_lines(mutants, changes):
             mutants = []  # nothing to judge: no map of the tests is needed either
-    mapping = test_map(ROOT, cfg.package, cfg.pytest_args) if mutants else TestMap({}, ())
+    # Without a changed test, only the mutants on changed lines can be chosen: only their files need a map.
+    candidates = mutants if changes is None or changes.tests else on_changed_lines(mutants, changes)
+    every_file = changes is not None and bool(changes.tests)
+    mapping = jobs.test_maps(candidates, ROOT, cfg.package, cfg.pytest_args, every_file=every_file)
     if changes is not None:
         scoped = by_change(mutants, changes, mapping, ROOT, files)
         log.info("sweep: scoped to the change: %s", scoped.describe(len(mutants)))
@@ -252,16 +195,16 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         log.info("sweep: reused %d verdicts from %s (nothing they depend on changed)", len(kept), args.reuse)
     forked.warm_up()
     with tempfile.TemporaryDirectory(prefix="sweep-builds-") as scratch:
-        jobs, invalid = _jobs(
+        to_run, invalid = jobs.make(
             mutants,
             generated,
+            root=ROOT,
             files=files,
             mapping=mapping,
             scratch=Path(scratch),
             parallel=args.jobs,
-            cfg=cfg,
         )
-        results = _run_jobs(jobs, args.jobs, cfg)
+        results = jobs.take_green_check(_run_jobs(to_run, args.jobs, cfg))
     results = reuse.stamped(results + invalid, depends) + kept
     shard_json = {"index": shard[0], "count": shard[1]} if shard else None
     sweep = SweepResults(

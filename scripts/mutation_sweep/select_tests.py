@@ -94,21 +94,32 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
         if done.returncode != 0:
             tail = "\n".join(done.stdout.splitlines()[-15:])
             raise RuntimeError(f"the unmutated suite is not green, so no mutant can be judged:\n{tail}")
-        collected = _collected(junit, test_files)
-        data = CoverageData(basename=str(data_file))
-        data.read()
-        result: dict[str, dict[int, tuple[str, ...]]] = {}
-        for measured in data.measured_files():
-            rel = Path(measured).resolve().relative_to(root.resolve()).as_posix()
-            by_line: dict[int, tuple[str, ...]] = {}
-            for line, contexts in data.contexts_by_lineno(measured).items():
-                ids = {_node_id(c, test_files, collected) for c in contexts if c}
-                by_line[line] = tuple(sorted(i for i in ids if i))
-            result[rel] = by_line
-        return TestMap(result, _quickest_first(junit, test_files))
+        return TestMap(reaching_tests(data_file, root, junit, suffix=""), quickest_first(junit, test_files))
 
 
-def _quickest_first(junit: Path, test_files: dict[str, str]) -> tuple[str, ...]:
+def reaching_tests(
+    data_file: Path, root: Path, junit: Path, suffix: str
+) -> dict[str, dict[int, tuple[str, ...]]]:
+    """From a coverage run with a context per test (and its JUnit report): the tests that execute each
+    line of each measured file under ``root`` whose name ends with ``suffix``."""
+    test_files = test_modules(root)
+    collected = _collected(junit, test_files)
+    data = CoverageData(basename=str(data_file))
+    data.read()
+    result: dict[str, dict[int, tuple[str, ...]]] = {}
+    for measured in data.measured_files():
+        if not measured.endswith(suffix):
+            continue
+        rel = Path(measured).resolve().relative_to(root.resolve()).as_posix()
+        by_line: dict[int, tuple[str, ...]] = {}
+        for line, contexts in data.contexts_by_lineno(measured).items():
+            ids = {_node_id(c, test_files, collected) for c in contexts if c}
+            by_line[line] = tuple(sorted(i for i in ids if i))
+        result[rel] = by_line
+    return result
+
+
+def quickest_first(junit: Path, test_files: dict[str, str]) -> tuple[str, ...]:
     seconds: dict[str, float] = {path: 0.0 for path in test_files.values()}
     for case in ET.parse(junit).iter("testcase"):
         # "tests.test_x" for a function, "tests.test_x.Class" for a method: the longest known prefix
@@ -159,8 +170,9 @@ def tests_for(mapping: TestMap, file: str, lines: range) -> tuple[str, ...]:
 
 
 def tests_of(mutant: Mutant, mapping: TestMap, root: Path, files: Sequence[str]) -> tuple[str, ...]:
-    """The tests that reach ``mutant``: coverage's for a Python line; for a compiled mutant, whose lines
-    coverage cannot see, those of the reference's function of the same name."""
-    if is_cython(mutant.file):
+    """The tests that reach ``mutant``: coverage's for its lines, the compiled core's too where the map
+    holds them (``compiled_coverage``); else, for a compiled mutant, those of the reference's function of
+    the same name."""
+    if is_cython(mutant.file) and mutant.file not in mapping.lines:
         return tests_for_scope(mapping, root, files, mutant.scope)
     return tests_for(mapping, mutant.file, mutant.lines())

@@ -588,3 +588,41 @@ def test_finalisers_tolerate_objects_whose_init_never_ran(recwarn: pytest.Warnin
         sys.unraisablehook = previous_hook
     assert unraisable == []
     assert len(recwarn) == 0
+
+
+def _devices_read(borrow: device) -> tuple[int | None, int | None]:
+    """``original_device`` and ``current_device``, each None where there is none to read yet."""
+    read: list[int | None] = []
+    for name in ("original_device", "current_device"):
+        try:
+            read.append(getattr(borrow, name))
+        except AttributeError:
+            read.append(None)
+    return read[0], read[1]
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["already-current", "switch"])
+def test_an_interrupted_entry_leaves_both_devices_from_one_entry_or_neither(index: int) -> None:
+    # The pair describes one entry whole: wherever an interrupt lands in __enter__, a borrow the caller
+    # kept shows both devices of the entry it began, or neither, never one of them.
+    entered = _devices_read(device(index, runtime=WatchedRuntime(2)).__enter__())
+    assert entered == (0, index)
+    with Interrupter(0, on_fire=lambda: None).active():  # Python 3.12: opcode events from the next call on
+        device(index, runtime=WatchedRuntime(2)).__enter__()
+    seen = set()
+    at = 0
+    while True:
+        at += 1
+        rt = WatchedRuntime(2)
+        borrow = device(index, runtime=rt)
+        interrupter = Interrupter(at, on_fire=lambda: None)
+        try:
+            with interrupter.active():
+                borrow.__enter__()
+        except KeyboardInterrupt:
+            pass
+        if not interrupter.fired:
+            break
+        seen.add(_devices_read(borrow))
+    assert seen <= {(None, None), entered}, seen
+    assert at > 5 or _COMPILED  # the core runs no Python where nothing fails

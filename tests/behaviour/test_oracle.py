@@ -1209,7 +1209,7 @@ assert set(REWRITES) <= set(DELIBERATE)
 _NONE = ("value", ("NoneType", "None"))
 # Python 3.13 names the type by module and qualified name ('guard_lib.device_guard.device'), earlier
 # ones by its name alone.
-_UNSET = re.compile(r"^'[^']+' object has no attribute '_(original|current)'$")
+_UNSET = re.compile(r"^'[^']+' object has no attribute '_devices'$")
 
 
 def _unset_attribute(oracle: Any, world: object) -> bool:

@@ -60,7 +60,7 @@ def test_an_unentered_borrows_original_device_names_the_missing_field_and_itself
     borrow = device(0, runtime=SimulatedRuntime(2))
     with pytest.raises(AttributeError) as caught:
         borrow.original_device  # noqa: B018
-    assert caught.value.name == "_original"
+    assert caught.value.name == "_devices"
     assert caught.value.obj is borrow
 
 

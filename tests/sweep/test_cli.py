@@ -91,7 +91,7 @@ def _judged_killed_unrun(monkeypatch: pytest.MonkeyPatch) -> list[Mutant]:
         ran.extend(j.mutant for j in jobs)
         return [Result(j.mutant, KILLED) for j in jobs]
 
-    monkeypatch.setattr(cli, "test_map", lambda *a: select_tests.TestMap({}, ("tests",)))
+    monkeypatch.setattr(cli.jobs, "test_maps", lambda *a, **k: select_tests.TestMap({}, ("tests",)))
     monkeypatch.setattr(forked, "warm_up", lambda: None)
     monkeypatch.setattr(forked, "run", run)
     return ran

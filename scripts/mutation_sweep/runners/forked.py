@@ -28,6 +28,7 @@ from types import ModuleType
 from critical_harness.compiled import IMPL_ENV
 from mutation_model import KILLED, SURVIVED, TIMEOUT
 
+from ..config import test_paths
 from ..select_tests import SUITE
 from ..work_item import NO_TESTS, Mutant, Result
 from .compiled_builds import SWITCH_ENV
@@ -55,6 +56,7 @@ class Job:
     # copy was built from the mutant alone). ``source`` is then unused.
     built: Path | None = None
     switch: int | None = None
+    timeout_scale: float = 1.0  # a job that runs the whole suite on purpose may take this many times longer
 
 
 class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -145,7 +147,10 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
     import pytest
 
     targets = list(job.suite_order if job.tests == (SUITE,) else job.tests)
-    return int(pytest.main(["-q", "-x", "-p", "no:cacheprovider", *pytest_args, *targets], plugins=plugins))
+    # The targets say what runs: the folders the configuration names would add the whole suite to them.
+    paths = set(test_paths(pytest_args, root))
+    options = [a for a in pytest_args if a not in paths]
+    return int(pytest.main(["-q", "-x", "-p", "no:cacheprovider", *options, *targets], plugins=plugins))
 
 
 def _select_compiled(built: Path, module: str, switch: int | None) -> bool:
@@ -229,12 +234,12 @@ def run(
                     out = Path(tmp, f"{job.mutant.id}-{len(job.tests)}")
                     pid = _spawn(job, root, pytest_args, out)
                     running[pid] = _Running(job, time.monotonic(), os.pidfd_open(pid), out)
-                deadline = min(r.started + timeout_s for r in running.values())
+                deadline = min(r.started + timeout_s * r.job.timeout_scale for r in running.values())
                 fds = [r.fd for r in running.values()]
                 ready, _, _ = select.select(fds, [], [], max(0.0, deadline - time.monotonic()))
                 now = time.monotonic()
                 for pid, child in list(running.items()):
-                    verdict = _reap(pid, child, ready, now, timeout_s)
+                    verdict = _reap(pid, child, ready, now, timeout_s * child.job.timeout_scale)
                     if verdict is None:
                         continue
                     del running[pid]

@@ -1,0 +1,117 @@
+"""What a sweep runs: the map of the tests it needs, one job per mutant, and the check of the woven build.
+
+The maps (the reference's lines, the compiled core's) are made side by side, each only where a mutant
+needs it. The woven build's own check (no mutant on, the tests the mutants will run) is one more job
+beside theirs, so it costs no time of its own; a build that fails it discards every verdict on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from mutation_model import SURVIVED
+
+from . import compiled_coverage
+from .generate import Generated, is_cython
+from .runners import compiled_builds, forked
+from .select_tests import SUITE, TestMap, test_map, tests_of
+from .work_item import INVALID, Mutant, Result
+
+log = logging.getLogger("mutation_sweep")
+GREEN_CHECK = "<the woven build, no mutant on>"
+
+
+def test_maps(
+    mutants: Sequence[Mutant], root: Path, package: str, pytest_args: Sequence[str], *, every_file: bool
+) -> TestMap:
+    """The tests that reach each line the mutants are on: the reference's map where a Python mutant is
+    among them (or ``every_file``, for a changed test that may reach any), the core's where a compiled one
+    is; both at once where both are needed."""
+    python = every_file or any(not is_cython(m.file) for m in mutants)
+    core = any(is_cython(m.file) for m in mutants)
+    if not mutants or not (python or core):
+        return TestMap({}, ())
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        reference = pool.submit(test_map, root, package, pytest_args) if python else None
+        compiled = pool.submit(compiled_coverage.core_map, root, package, pytest_args) if core else None
+        maps = [m.result() for m in (reference, compiled) if m is not None]
+    # The reference's run, where there is one, orders the suite: it is the one every mutant's tests pass.
+    return TestMap({f: lines for m in maps for f, lines in m.lines.items()}, maps[0].suite_order)
+
+
+def module_of(rel: str) -> str:
+    parts = list(Path(rel).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def make(
+    mutants: Sequence[Mutant],
+    generated: Generated,
+    *,
+    root: Path,
+    files: Sequence[str],
+    mapping: TestMap,
+    scratch: Path,
+    parallel: int,
+) -> tuple[list[forked.Job], list[Result]]:
+    """A job per mutant, the compiled ones built first and those Cython refuses judged invalid; the
+    woven build's check first of all."""
+    compiled = [m for m in mutants if is_cython(m.file)]
+    builds = compiled_builds.build(root, compiled, generated.sources, scratch, parallel)
+    invalid = [Result(m, INVALID, detail=builds.refused[m.id]) for m in compiled if m.id in builds.refused]
+    jobs = []
+    for m in mutants:
+        built, switch = builds.at.get(m.id, (None, None))
+        if is_cython(m.file) and built is None:
+            continue
+        tests = tests_of(m, mapping, root, files)
+        if is_cython(m.file) and m.file not in mapping.lines:
+            # No map of the core's lines: the reference's function of the same name tells which tests
+            # go first, and the whole suite runs before a survivor is called.
+            then_suite = tests != (SUITE,)
+        else:
+            # What runs at import (module level, class bodies) and a definition's header (its signature,
+            # bases, decorators) are seen by tests that coverage does not tie to them: once the tests
+            # that do reach the statement pass, the whole suite runs.
+            then_suite = (m.definition or m.at_import) and tests != (SUITE,)
+        source = generated.sources[m.id]
+        module = module_of(m.file)
+        jobs.append(
+            forked.Job(m, module, source, tests, mapping.suite_order, then_suite, built=built, switch=switch)
+        )
+    # the slowest (whole-suite) jobs first, so two cores finish together
+    jobs.sort(key=lambda j: (j.tests != (SUITE,) and not j.then_suite, j.mutant.id))
+    woven = [j for j in jobs if j.built is not None and j.switch is not None]
+    if woven:
+        jobs.insert(0, _green_check(woven, mapping))
+    return jobs, invalid
+
+
+def _green_check(woven: Sequence[forked.Job], mapping: TestMap) -> forked.Job:
+    """The woven build with no switch on, run on every test its mutants will run: a kill there would be
+    the build's own."""
+    tests: set[str] = set()
+    for job in woven:
+        tests.update((SUITE,) if job.then_suite else job.tests)
+    first = woven[0]
+    check = dataclasses.replace(first.mutant, scope=GREEN_CHECK)
+    targets = (SUITE,) if SUITE in tests else tuple(sorted(tests))
+    order = mapping.suite_order
+    return forked.Job(check, first.module, "", targets, order, built=first.built, timeout_scale=10)
+
+
+def take_green_check(results: list[Result]) -> list[Result]:
+    """The mutants' results, once the woven build's check among them has passed; RuntimeError if not."""
+    check = [r for r in results if r.mutant.scope == GREEN_CHECK]
+    for result in check:
+        if result.verdict != SURVIVED:
+            raise RuntimeError(
+                "the woven build of the compiled core, no mutant selected, fails "
+                f"{result.failed or 'the tests'}: no compiled mutant can be judged on it"
+            )
+        log.info("sweep: the woven build, no mutant selected, passes the tests its mutants run")
+    return [r for r in results if r.mutant.scope != GREEN_CHECK]
