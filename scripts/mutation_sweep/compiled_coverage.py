@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from pathlib import Path
 from critical_harness.compiled import BUILD_ENV, MUTANT_CFLAGS, build_command
 from critical_harness.workspace import make_copy
 
-from .select_tests import TestMap, quickest_first, reaching_tests, test_modules
+from .select_tests import TestMap, covered_run, quickest_first, reaching_tests, test_modules
 
 log = logging.getLogger("mutation_sweep")
 LINETRACE_ENV = "GUARD_LIB_LINETRACE"  # setup.py's switch for a core that reports its lines
@@ -44,18 +43,9 @@ def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Pat
     built = subprocess.run(build_command(), cwd=copy, env=env, capture_output=True, text=True, check=False)
     if built.returncode != 0:
         raise RuntimeError(f"the traced build of the compiled core failed:\n{built.stderr[-1500:]}")
-    rc, data_file, junit = copy / ".coveragerc-core", copy / ".coverage-core", copy / "junit-core.xml"
-    rc.write_text(
-        "[run]\ndynamic_context = test_function\nplugins = Cython.Coverage\n"
-        f"source = {package}\ndata_file = {data_file}\n",
-        encoding="utf-8",
+    done, data_file, junit = covered_run(
+        copy, package, pytest_args, scratch, plugins="Cython.Coverage", impl="compiled"
     )
-    env = {**os.environ, "COVERAGE_RCFILE": str(rc), "GUARD_LIB_IMPL": "compiled"}
-    command = [
-        *(sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider"),
-        *(f"--junitxml={junit}", *pytest_args),
-    ]
-    done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1) or not junit.exists():
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
         raise RuntimeError(f"the compiled core's coverage run stopped (exit {done.returncode}):\n{tail}")

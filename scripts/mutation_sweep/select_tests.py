@@ -77,24 +77,36 @@ def test_modules(root: Path) -> dict[str, str]:
 
 def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
     """Which tests execute each line of the package's files, from one run of the suite."""
-    test_files = test_modules(root)
     with tempfile.TemporaryDirectory(prefix="sweep-map-") as tmp:
-        rc = Path(tmp, "coveragerc")
-        data_file = Path(tmp, "coverage")
-        rc.write_text(
-            f"[run]\ndynamic_context = test_function\nsource = {package}\ndata_file = {data_file}\n"
-        )
-        env = {**os.environ, "COVERAGE_RCFILE": str(rc)}
-        junit = Path(tmp, "junit.xml")
-        command = [
-            *(sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-x", f"--junitxml={junit}"),
-            *pytest_args,
-        ]
-        done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+        done, data_file, junit = covered_run(root, package, ["-x", *pytest_args], Path(tmp))
         if done.returncode != 0:
             tail = "\n".join(done.stdout.splitlines()[-15:])
             raise RuntimeError(f"the unmutated suite is not green, so no mutant can be judged:\n{tail}")
-        return TestMap(reaching_tests(data_file, root, junit, suffix=""), quickest_first(junit, test_files))
+        return TestMap(
+            reaching_tests(data_file, root, junit, suffix=""), quickest_first(junit, test_modules(root))
+        )
+
+
+def covered_run(
+    root: Path, package: str, pytest_args: Sequence[str], scratch: Path, *, plugins: str = "", impl: str = ""
+) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+    """One run of the suite in ``root`` under coverage, a context per test, two workers at once (and the
+    child interpreters tests start): the run, its combined data file and its JUnit report."""
+    rc, data_file, junit = scratch / "coveragerc", scratch / "coverage", scratch / "junit.xml"
+    rc.write_text(
+        "[run]\ndynamic_context = test_function\nparallel = true\npatch = subprocess\n"
+        f"{f'plugins = {plugins}' if plugins else ''}\nsource = {package}\ndata_file = {data_file}\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "COVERAGE_RCFILE": str(rc), **({"GUARD_LIB_IMPL": impl} if impl else {})}
+    command = [
+        *(sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"),
+        *(f"--junitxml={junit}", *pytest_args),
+    ]
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+    combine = [sys.executable, "-m", "coverage", "combine", "-q"]
+    subprocess.run(combine, cwd=root, env=env, capture_output=True, text=True, check=False)
+    return done, data_file, junit
 
 
 def reaching_tests(
@@ -110,7 +122,10 @@ def reaching_tests(
     for measured in data.measured_files():
         if not measured.endswith(suffix):
             continue
-        rel = Path(measured).resolve().relative_to(root.resolve()).as_posix()
+        path = Path(measured).resolve()
+        if not path.is_relative_to(root.resolve()):
+            continue  # the package as a test's child interpreter imported it from a copy of its own
+        rel = path.relative_to(root.resolve()).as_posix()
         by_line: dict[int, tuple[str, ...]] = {}
         for line, contexts in data.contexts_by_lineno(measured).items():
             ids = {_node_id(c, test_files, collected) for c in contexts if c}

@@ -82,7 +82,7 @@ def test_list_selects_operators_from_the_same_mutants() -> None:
 
 def _judged_killed_unrun(monkeypatch: pytest.MonkeyPatch) -> list[Mutant]:
     """The mutants ``run`` hands the engine, which judges each killed without running anything."""
-    from mutation_sweep import cli
+    from mutation_sweep import jobs as sweep_jobs
 
     ran: list[Mutant] = []
     monkeypatch.setenv("GUARD_LIB_IMPL", "python")  # main() sets it; the setting is undone after the test
@@ -91,7 +91,7 @@ def _judged_killed_unrun(monkeypatch: pytest.MonkeyPatch) -> list[Mutant]:
         ran.extend(j.mutant for j in jobs)
         return [Result(j.mutant, KILLED) for j in jobs]
 
-    monkeypatch.setattr(cli.jobs, "test_maps", lambda *a, **k: select_tests.TestMap({}, ("tests",)))
+    monkeypatch.setattr(sweep_jobs, "test_maps", lambda *a, **k: select_tests.TestMap({}, ("tests",)))
     monkeypatch.setattr(forked, "warm_up", lambda: None)
     monkeypatch.setattr(forked, "run", run)
     return ran
