@@ -17,7 +17,9 @@ because mutmut only ever reads ./pyproject.toml.
 from __future__ import annotations
 
 import argparse
+import filecmp
 import os
+import shutil
 import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -69,8 +71,33 @@ def _suite_tests(changed: Collection[str]) -> set[str]:
     return {t for t in changed if any(t == u or t.startswith(f"{u}/") for u in under)}
 
 
+def refresh_built_files(mutants: Path = Path("mutants")) -> list[Path]:
+    """Copy into ``mutants`` every file of mutmut's source paths that is not Python and differs there.
+
+    mutmut copies a file into its folder only once and mutates only Python: a compiled core rebuilt since
+    would otherwise go on running there as it was, against the tests of today.
+    """
+    if not mutants.is_dir():
+        return []
+    sources = read_toml(Path("pyproject.toml")).get("tool", {}).get("mutmut", {}).get("source_paths") or []
+    refreshed = []
+    for source in map(Path, sources):
+        for path in sorted(source.rglob("*") if source.is_dir() else [source]):
+            target = mutants / path
+            if not path.is_file() or path.suffix == ".py" or not target.exists():
+                continue
+            if filecmp.cmp(path, target, shallow=False):
+                continue
+            shutil.copy2(path, target)
+            refreshed.append(path)
+    if refreshed:
+        print(f"mutmut: refreshed in mutants/ what was built since: {', '.join(map(str, refreshed))}")
+    return refreshed
+
+
 def selection(args: argparse.Namespace) -> Selection:
     shard = parse_shard(args.shard) if args.shard else None
+    refresh_built_files()
     if args.changed_since:
         verify_ref(args.changed_since, Path.cwd())  # before the minutes of generation, not after
     if args.max_children is not None and args.max_children < 1:

@@ -31,7 +31,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import scoped
+from . import scoped, side_by_side
 from . import store as stores
 from .engines import ENGINES, RunOptions, engine_of
 
@@ -105,22 +105,28 @@ def _run_scoped(args: argparse.Namespace, names: list[str]) -> int:
     config = args.config or Path("mutation_config.toml")
     verdicts = []
     held = stores.load_or_empty(args.store)
+    outs = {name: args.out_dir / f"{name}.json" for name in names}
+    for out in outs.values():
+        out.unlink(missing_ok=True)  # an earlier change's results are not this one's
     with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
         earlier = _earlier(held, args, Path(scratch))
         options = RunOptions(jobs=args.jobs, changed_since=args.changed_since, reuse=earlier)
-        for name in names:
-            out = args.out_dir / f"{name}.json"
-            out.unlink(missing_ok=True)  # an earlier change's results are not this one's
+        if len(names) > 1:
+            ended = side_by_side.run(names, options, outs)
+        else:
             started = time.monotonic()
-            code = ENGINES[name].run(options, out)
-            if code not in (0, 1):
-                raise UsageError(f"{name} did not run to the end (exit status {code})")
-            try:
-                judged = ENGINES[name].judge_scoped(out, config) if out.exists() else scoped.Judged(name)
-            except (InputError, ResultsError, ConfigError) as exc:
-                raise UsageError(f"{name}: {exc}") from exc
-            verdicts.append(judged)
-            sys.stdout.write(f"guard-mutation: {judged.describe()} ({time.monotonic() - started:.1f}s)\n")
+            ended = {names[0]: (ENGINES[names[0]].run(options, outs[names[0]]), time.monotonic() - started)}
+    for name in names:
+        code, took = ended[name]
+        if code not in (0, 1):
+            raise UsageError(f"{name} did not run to the end (exit status {code})")
+        out = outs[name]
+        try:
+            judged = ENGINES[name].judge_scoped(out, config) if out.exists() else scoped.Judged(name)
+        except (InputError, ResultsError, ConfigError) as exc:
+            raise UsageError(f"{name}: {exc}") from exc
+        verdicts.append(judged)
+        sys.stdout.write(f"guard-mutation: {judged.describe()} ({took:.1f}s)\n")
     alive = [line for judged in verdicts for line in judged.not_killed]
     if args.markdown is not None:
         change = _change_seen(args.changed_since, config)

@@ -1,0 +1,64 @@
+"""Several engines at once, each in a process of its own, its output kept apart and shown when it ends.
+
+A change's proof is short, and most of each engine's time is fixed (a map of the tests, a clean run,
+a build) and spent on one core: run side by side, the engines fill both. Each engine runs in a fresh
+interpreter (the engines fork, change directory and set variables, so they cannot share one).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from multiprocessing.connection import wait
+from multiprocessing.context import SpawnProcess
+from pathlib import Path
+
+from .engines import ENGINES, RunOptions
+
+
+def _one(name: str, options: RunOptions, out: Path, log: Path) -> None:
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    code = 2
+    try:
+        code = ENGINES[name].run(options, out)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def run(names: Sequence[str], options: RunOptions, outs: Mapping[str, Path]) -> dict[str, tuple[int, float]]:
+    """Run each engine into ``outs[name]``, all at once: {name: (exit status, seconds)}. Each engine's
+    output is written out whole, under its name, as soon as it ends."""
+    spawn = multiprocessing.get_context("spawn")
+    started = time.monotonic()
+    running: dict[int, tuple[str, SpawnProcess, Path]] = {}
+    for name in names:
+        log = outs[name].with_suffix(".log")
+        process = spawn.Process(target=_one, args=(name, options, outs[name], log), name=name)
+        process.start()
+        running[process.sentinel] = (name, process, log)
+    sys.stdout.write(
+        f"guard-mutation: {', '.join(names)} side by side; each one's output follows as it ends\n"
+    )
+    sys.stdout.flush()
+    ended: dict[str, tuple[int, float]] = {}
+    while running:
+        for sentinel in wait(list(running)):
+            assert isinstance(sentinel, int)  # a process's sentinel is a file descriptor
+            name, process, log = running.pop(sentinel)
+            process.join()
+            took = time.monotonic() - started
+            text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+            sys.stdout.write(f"--- {name} ({took:.1f}s) ---\n{text}")
+            if text and not text.endswith("\n"):
+                sys.stdout.write("\n")
+            sys.stdout.flush()
+            ended[name] = (process.exitcode if process.exitcode is not None else 2, took)
+    return ended
