@@ -3,7 +3,8 @@
 
 In one invocation, back to back on the same machine: mutmut (``mutation_run.py run``), the sweep
 (``mutation_sweep.py run``) and the critical harness (``critical_mutants.py run``), each over the whole
-of guard_lib. Then the gate's view of their results, and the union of the executable lines they
+of guard_lib from nothing (mutmut's ``mutants/`` removed, no verdict reused), and each one's wall time
+per mutant beside mutmut's. Then the gate's view of their results, and the union of the executable lines they
 mutated. Writes JSON and a Markdown table.
 
     python scripts/bench_engines.py --json benchmarks/results/cpu-2core-engines.json \\
@@ -84,7 +85,10 @@ def measure(out: Path) -> dict[str, Any]:
         },
     }
     for name, (code, seconds) in runs.items():
-        engines[name].update(exit=code, wall_s=seconds)
+        count = engines[name]["mutants"]
+        engines[name].update(
+            exit=code, wall_s=seconds, s_per_mutant=round(seconds / count, 3) if count else None
+        )
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "engines": engines,
@@ -112,6 +116,7 @@ def markdown(result: dict[str, Any]) -> str:
     rows = []
     for name, e in result["engines"].items():
         cells = [name, e["mutants"], e["killed"], e["reviewed_equivalent"], e["not_killed"], e["wall_s"]]
+        cells.append(e["s_per_mutant"])
         rows.append("| " + " | ".join(map(str, cells)) + " |")
     lines = result["lines"]
     engines = ", ".join(f"{e} {lines.get(e, 0)}" for e in ("sweep", "mutmut", "critical"))
@@ -119,8 +124,8 @@ def markdown(result: dict[str, Any]) -> str:
         [
             f"Machine: {result['machine']}; one run of `scripts/bench_engines.py`, engines back to back.",
             "",
-            "| engine | mutants | killed | reviewed equivalent | not killed | wall s |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            "| engine | mutants | killed | reviewed equivalent | not killed | wall s | s per mutant |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
             *rows,
             "",
             f"Executable lines of guard_lib: {lines['executable']}; "

@@ -1,19 +1,20 @@
 """Several engines at once, each in a process of its own, its output kept apart and shown when it ends.
 
 A change's proof is short, and most of each engine's time is fixed (a map of the tests, a clean run,
-a build) and spent on one core: run side by side, the engines fill both. Each engine runs in a fresh
-interpreter (the engines fork, change directory and set variables, so they cannot share one).
+a build) and spent on one core: run side by side, the engines fill both. Each engine runs in a process
+forked for it (the engines fork, change directory and set variables, so they cannot share one).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from multiprocessing.connection import wait
-from multiprocessing.context import SpawnProcess
+from multiprocessing.context import ForkProcess
 from pathlib import Path
 
 from .engines import ENGINES, RunOptions
@@ -24,6 +25,9 @@ def _one(name: str, options: RunOptions, out: Path, log: Path) -> None:
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
+    # Onto the descriptors, whatever held the streams before (a test's capture, say).
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)  # noqa: SIM115
     code = 2
     try:
         code = ENGINES[name].run(options, out)
@@ -35,13 +39,17 @@ def _one(name: str, options: RunOptions, out: Path, log: Path) -> None:
 
 def run(names: Sequence[str], options: RunOptions, outs: Mapping[str, Path]) -> dict[str, tuple[int, float]]:
     """Run each engine into ``outs[name]``, all at once: {name: (exit status, seconds)}. Each engine's
-    output is written out whole, under its name, as soon as it ends."""
-    spawn = multiprocessing.get_context("spawn")
+    output is written out whole, under its name, as soon as it ends. Without ``options.jobs``, each engine
+    gets its share of the cores."""
+    fork = multiprocessing.get_context("fork")
+    if options.jobs is None:
+        # The cores shared out, not multiplied: an engine's timeouts are set for a machine it has to itself.
+        options = dataclasses.replace(options, jobs=max(1, (os.cpu_count() or 1) // len(names)))
     started = time.monotonic()
-    running: dict[int, tuple[str, SpawnProcess, Path]] = {}
+    running: dict[int, tuple[str, ForkProcess, Path]] = {}
     for name in names:
         log = outs[name].with_suffix(".log")
-        process = spawn.Process(target=_one, args=(name, options, outs[name], log), name=name)
+        process = fork.Process(target=_one, args=(name, options, outs[name], log), name=name)
         process.start()
         running[process.sentinel] = (name, process, log)
     sys.stdout.write(

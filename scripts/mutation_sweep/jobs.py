@@ -23,6 +23,7 @@ from .work_item import INVALID, Mutant, Result
 
 log = logging.getLogger("mutation_sweep")
 GREEN_CHECK = "<the woven build, no mutant on>"
+WHOLE_SUITE_TIMEOUT_SCALE = 4.0
 
 
 def test_maps(
@@ -80,8 +81,20 @@ def make(
             then_suite = (m.definition or m.at_import) and tests != (SUITE,)
         source = generated.sources[m.id]
         module = module_of(m.file)
+        # The whole suite is many times one test's run: its limit is too, so a slow machine is no kill.
+        scale = WHOLE_SUITE_TIMEOUT_SCALE if tests == (SUITE,) or then_suite else 1.0
         jobs.append(
-            forked.Job(m, module, source, tests, mapping.suite_order, then_suite, built=built, switch=switch)
+            forked.Job(
+                m,
+                module,
+                source,
+                tests,
+                mapping.suite_order,
+                then_suite,
+                built=built,
+                switch=switch,
+                timeout_scale=scale,
+            )
         )
     # the slowest (whole-suite) jobs first, so two cores finish together
     jobs.sort(key=lambda j: (j.tests != (SUITE,) and not j.then_suite, j.mutant.id))

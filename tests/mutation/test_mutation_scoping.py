@@ -278,3 +278,23 @@ def test_a_changed_test_reaches_the_functions_mutmuts_stats_saw_it_run(tmp_path:
         "pkg.m:Guard.close",
     }
     assert mutation_scope.functions_reached_by(stats, {"tests/test_d.py"}) == set()
+
+
+def test_a_core_rebuilt_since_mutmuts_copy_was_made_replaces_the_one_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # mutmut copies a file into mutants/ once and mutates only Python: the rest is refreshed here.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nsource_paths = ["pkg"]\n', encoding="utf-8")
+    for root in (tmp_path, tmp_path / "mutants"):
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "core.so").write_bytes(b"old build")
+        (root / "pkg" / "mod.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "pkg" / "core.so").write_bytes(b"new build")
+    (tmp_path / "pkg" / "mod.py").write_text("x = 2\n", encoding="utf-8")  # mutmut's own to regenerate
+    (tmp_path / "pkg" / "new.so").write_bytes(b"not yet copied")  # mutmut's own to copy
+    assert mutation_run.refresh_built_files() == [Path("pkg/core.so")]
+    assert (tmp_path / "mutants" / "pkg" / "core.so").read_bytes() == b"new build"
+    assert (tmp_path / "mutants" / "pkg" / "mod.py").read_text(encoding="utf-8") == "x = 1\n"
+    assert not (tmp_path / "mutants" / "pkg" / "new.so").exists()
+    assert mutation_run.refresh_built_files() == []

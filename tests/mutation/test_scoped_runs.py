@@ -85,7 +85,10 @@ def _engine(name: str, run: object) -> engines.Engine:
 def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    asked: list[str | None] = []
+    # Each engine runs in a process of its own: what it was asked is written down, not appended.
+    def ask(name: str, options: engines.RunOptions) -> None:
+        (tmp_path / f"asked-{name}").write_text(str(options.changed_since), encoding="utf-8")
+
     mutants = [
         _scripts.mutant(F + "1", "killed"),
         _scripts.mutant(F + "2", "survived", added="return a * b"),
@@ -93,12 +96,12 @@ def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
     ]
 
     def mutmut(options: engines.RunOptions, out: Path) -> int:
-        asked.append(options.changed_since)
+        ask("mutmut", options)
         _scripts.results_file(out, mutants, scope={"kind": "changed-since", "ref": "HEAD", "functions": []})
         return 0
 
     def nothing(options: engines.RunOptions, out: Path) -> int:
-        asked.append(options.changed_since)
+        ask(out.stem, options)
         return 0  # selected nothing, so wrote nothing
 
     for name, run in (("mutmut", mutmut), ("sweep", nothing), ("catalogue", nothing)):
@@ -109,9 +112,14 @@ def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
     argv = ["run", "--changed-since", "HEAD", "--out-dir", str(tmp_path / "scoped"), "--config", str(config)]
     assert cli.main([*argv, "--store", str(store)]) == 1
     out = capsys.readouterr().out
-    assert asked == ["HEAD", "HEAD", "HEAD"]
+    asked = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.glob("asked-*")}
+    assert asked == {"asked-mutmut": "HEAD", "asked-sweep": "HEAD", "asked-catalogue": "HEAD"}
     assert "guard-mutation: mutmut: 3 judged: 1 killed, 1 reviewed equivalent, 1 not killed" in out
     assert "guard-mutation: sweep: nothing needs judging" in out
+    # side by side, each engine's own output under its name
+    assert {"--- mutmut (", "--- sweep (", "--- catalogue ("} <= {
+        line[: len(line.split("(")[0]) + 1] for line in out.splitlines()
+    }
     assert f"  not killed: {F}3 (pkg/mod.py:2): survived" in out
     assert not store.exists()
     mutants.pop()

@@ -1,0 +1,94 @@
+"""What a sweep runs: the woven build checked beside its mutants, on the tests they run."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from mutation_model import KILLED, SURVIVED
+from mutation_sweep import compiled_coverage, jobs, select_tests
+from mutation_sweep.generate import Generated
+from mutation_sweep.runners import forked
+from mutation_sweep.select_tests import SUITE
+from mutation_sweep.work_item import Mutant, Result
+
+WOVEN = Path("/copies/woven")
+
+
+def _mutant(line: int) -> Mutant:
+    return Mutant("guard_lib/_core.pyx", "f", "comparison", f"a < {line}", f"a <= {line}", line, line)
+
+
+def _job(line: int, tests: tuple[str, ...], then_suite: bool = False, switch: int | None = 1) -> forked.Job:
+    return forked.Job(
+        _mutant(line), "guard_lib._core", "", tests, ("t",), then_suite, built=WOVEN, switch=switch
+    )
+
+
+def test_the_check_runs_every_test_its_woven_mutants_run_and_the_suite_where_one_will() -> None:
+    mapping = select_tests.TestMap({}, ("tests/a.py", "tests/b.py"))
+    check = jobs._green_check([_job(1, ("t::a",)), _job(2, ("t::b", "t::a"))], mapping)
+    assert (check.tests, check.switch, check.built) == (("t::a", "t::b"), None, WOVEN)
+    assert check.mutant.scope == jobs.GREEN_CHECK
+    assert check.timeout_scale > 1
+    whole = jobs._green_check([_job(1, ("t::a",)), _job(2, ("t::b",), then_suite=True)], mapping)
+    assert whole.tests == (SUITE,)
+
+
+def test_a_check_that_passed_is_taken_out_and_one_that_failed_stops_the_run() -> None:
+    check = Result(dataclasses.replace(_mutant(0), scope=jobs.GREEN_CHECK), SURVIVED)
+    mine = Result(_mutant(1), KILLED)
+    assert jobs.take_green_check([mine, check]) == [mine]
+    failed = Result(check.mutant, KILLED, failed="t::a")
+    with pytest.raises(RuntimeError, match="fails t::a: no compiled mutant can be judged on it"):
+        jobs.take_green_check([mine, failed])
+
+
+def test_the_maps_made_are_only_those_the_mutants_need(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+
+    def reference(*args: object) -> select_tests.TestMap:
+        made.append("reference")
+        return select_tests.TestMap({"guard_lib/a.py": {1: ("t::a",)}}, ("tests/a.py",))
+
+    def core(*args: object) -> select_tests.TestMap:
+        made.append("core")
+        return select_tests.TestMap({"guard_lib/_core.pyx": {1: ("t::b",)}}, ("tests/b.py",))
+
+    monkeypatch.setattr(jobs, "test_map", reference)
+    monkeypatch.setattr(compiled_coverage, "core_map", core)
+    compiled = [_mutant(1)]
+    python = [Mutant("guard_lib/a.py", "f", "comparison", "a < 1", "a <= 1", 1, 1)]
+    root = Path()
+    assert jobs.test_maps(compiled, root, "guard_lib", [], every_file=False).suite_order == ("tests/b.py",)
+    assert made == ["core"]
+    both = jobs.test_maps(compiled + python, root, "guard_lib", [], every_file=False)
+    assert set(both.lines) == {"guard_lib/a.py", "guard_lib/_core.pyx"}
+    assert both.suite_order == ("tests/a.py",)  # the reference's order, the one every mutant's tests pass
+    made.clear()
+    jobs.test_maps(compiled, root, "guard_lib", [], every_file=True)  # a changed test may reach any file
+    assert sorted(made) == ["core", "reference"]
+    made.clear()
+    assert jobs.test_maps([], root, "guard_lib", [], every_file=True) == select_tests.TestMap({}, ())
+    assert made == []
+
+
+def test_a_job_that_runs_the_whole_suite_has_the_time_of_the_whole_suite(tmp_path: Path) -> None:
+    reached = Mutant("guard_lib/a.py", "f", "comparison", "a < 1", "a <= 1", 1, 1)
+    unreached = Mutant("guard_lib/a.py", "f", "comparison", "a < 2", "a <= 2", 2, 2)
+    generated = Generated([reached, unreached], {reached.id: "", unreached.id: ""}, Counter(), {})
+    mapping = select_tests.TestMap({"guard_lib/a.py": {1: ("t::a",)}}, ("t",))
+    made, invalid = jobs.make(
+        [reached, unreached],
+        generated,
+        root=tmp_path,
+        files=[],
+        mapping=mapping,
+        scratch=tmp_path,
+        parallel=1,
+    )
+    scale = {j.mutant.line: (j.tests, j.timeout_scale) for j in made}
+    assert scale == {1: (("t::a",), 1.0), 2: ((SUITE,), jobs.WHOLE_SUITE_TIMEOUT_SCALE)}
+    assert invalid == []
