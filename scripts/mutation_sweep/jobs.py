@@ -7,6 +7,7 @@ beside theirs, so it costs no time of its own; a build that fails it discards ev
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import logging
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from mutation_model import SURVIVED
 
-from . import compiled_coverage
+from . import compiled_coverage, cython_view
 from .generate import Generated, is_cython
 from .runners import compiled_builds, forked
 from .select_tests import SUITE, TestMap, test_map, tests_of
@@ -65,6 +66,7 @@ def make(
     builds = compiled_builds.build(root, compiled, generated.sources, scratch, parallel)
     invalid = [Result(m, INVALID, detail=builds.refused[m.id]) for m in compiled if m.id in builds.refused]
     jobs = []
+    handlers: dict[str, frozenset[int]] = {}
     for m in mutants:
         built, switch = builds.at.get(m.id, (None, None))
         if is_cython(m.file) and built is None:
@@ -76,9 +78,13 @@ def make(
             then_suite = tests != (SUITE,)
         else:
             # What runs at import (module level, class bodies) and a definition's header (its signature,
-            # bases, decorators) are seen by tests that coverage does not tie to them: once the tests
-            # that do reach the statement pass, the whole suite runs.
-            then_suite = (m.definition or m.at_import) and tests != (SUITE,)
+            # bases, decorators) are seen by tests that coverage does not tie to them, and so is a handler
+            # of an interrupt: the tests that interrupt at every instruction put their own tracer in
+            # coverage's place. Once the tests that do reach the statement pass, the whole suite runs.
+            if m.file not in handlers:
+                handlers[m.file] = _handler_lines(root, m.file)
+            hidden = m.definition or m.at_import or not handlers[m.file].isdisjoint(m.lines())
+            then_suite = hidden and tests != (SUITE,)
         source = generated.sources[m.id]
         module = module_of(m.file)
         # The whole suite is many times one test's run: its limit is too, so a slow machine is no kill.
@@ -102,6 +108,20 @@ def make(
     if woven:
         jobs.insert(0, _green_check(woven, mapping))
     return jobs, invalid
+
+
+def _handler_lines(root: Path, file: str) -> frozenset[int]:
+    """The lines of ``file`` inside a handler that catches every exception (``except BaseException``, or a
+    bare ``except``): where guard_lib finishes what an interrupt cut short."""
+    text = (root / file).read_text(encoding="utf-8")
+    tree = ast.parse(cython_view.view(text).text if is_cython(file) else text)
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler) and (
+            node.type is None or (isinstance(node.type, ast.Name) and node.type.id == "BaseException")
+        ):
+            lines.update(range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1))
+    return frozenset(lines)
 
 
 def _green_check(woven: Sequence[forked.Job], mapping: TestMap) -> forked.Job:

@@ -45,6 +45,16 @@ PUBLIC = {
         "error_name",
     ],
     "guard_lib.device_guard": ["DeviceGuard", "device"],
+    # not public: what the two implementations share, the core included
+    "guard_lib._shared": [
+        "as_int",
+        "cuda_error",
+        "logger",
+        "refuse_undecoratable",
+        "restore",
+        "restore_failed",
+        "type_error",
+    ],
     "guard_lib.implementation": ["CORE", "IMPLEMENTATION", "IMPL_ENV", "REASON"],
     "guard_lib.errors": ["GuardError", "GuardTypeError", "UncheckedResultWarning"],
     "guard_lib.result": ["Err", "Ok", "Result"],

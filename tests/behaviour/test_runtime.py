@@ -148,6 +148,16 @@ def test_cuda_runtime_binds_the_bindings_without_a_wrapper() -> None:
     assert repr(cuda) == "CudaRuntime()"
 
 
+def test_a_cuda_runtime_can_be_weakly_referenced_so_the_core_keeps_none_alive() -> None:
+    import weakref
+
+    cuda = CudaRuntime()
+    held = weakref.ref(cuda)
+    assert held() is cuda
+    del cuda
+    assert held() is None
+
+
 def test_cuda_runtime_names_errors() -> None:
     cuda = CudaRuntime()
     assert cuda.error_name(INVALID_DEVICE) == "cudaErrorInvalidDevice"
