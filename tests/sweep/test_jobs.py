@@ -76,19 +76,27 @@ def test_the_maps_made_are_only_those_the_mutants_need(monkeypatch: pytest.Monke
 
 
 def test_a_job_that_runs_the_whole_suite_has_the_time_of_the_whole_suite(tmp_path: Path) -> None:
-    reached = Mutant("guard_lib/a.py", "f", "comparison", "a < 1", "a <= 1", 1, 1)
-    unreached = Mutant("guard_lib/a.py", "f", "comparison", "a < 2", "a <= 2", 2, 2)
-    generated = Generated([reached, unreached], {reached.id: "", unreached.id: ""}, Counter(), {})
-    mapping = select_tests.TestMap({"guard_lib/a.py": {1: ("t::a",)}}, ("t",))
+    (tmp_path / "guard_lib").mkdir()
+    source = "a = 1\nb = 2\ntry:\n    pass\nexcept BaseException:\n    c = 3\n"
+    (tmp_path / "guard_lib" / "a.py").write_text(source, encoding="utf-8")
+
+    def mutant(line: int) -> Mutant:
+        return Mutant("guard_lib/a.py", "<module>", "replace-value", "1", "2", line, line)
+
+    reached, unreached, in_handler = mutant(1), mutant(2), mutant(6)
+    made_of = [reached, unreached, in_handler]
+    generated = Generated(made_of, {m.id: "" for m in made_of}, Counter(), {})
+    reaching: dict[int, tuple[str, ...]] = {1: ("t::a",), 6: ("t::c",)}
+    mapping = select_tests.TestMap({"guard_lib/a.py": reaching}, ("t",))
     made, invalid = jobs.make(
-        [reached, unreached],
-        generated,
-        root=tmp_path,
-        files=[],
-        mapping=mapping,
-        scratch=tmp_path,
-        parallel=1,
+        made_of, generated, root=tmp_path, files=[], mapping=mapping, scratch=tmp_path, parallel=1
     )
-    scale = {j.mutant.line: (j.tests, j.timeout_scale) for j in made}
-    assert scale == {1: (("t::a",), 1.0), 2: ((SUITE,), jobs.WHOLE_SUITE_TIMEOUT_SCALE)}
+    seen = {j.mutant.line: (j.tests, j.then_suite, j.timeout_scale) for j in made}
+    whole = jobs.WHOLE_SUITE_TIMEOUT_SCALE
+    assert seen == {
+        1: (("t::a",), False, 1.0),
+        2: ((SUITE,), False, whole),
+        # a handler of an interrupt: its own tests, then the whole suite (interrupt tests hide from coverage)
+        6: (("t::c",), True, whole),
+    }
     assert invalid == []
