@@ -7,7 +7,6 @@ forked for it (the engines fork, change directory and set variables, so they can
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 import os
 import sys
@@ -39,12 +38,10 @@ def _one(name: str, options: RunOptions, out: Path, log: Path) -> None:
 
 def run(names: Sequence[str], options: RunOptions, outs: Mapping[str, Path]) -> dict[str, tuple[int, float]]:
     """Run each engine into ``outs[name]``, all at once: {name: (exit status, seconds)}. Each engine's
-    output is written out whole, under its name, as soon as it ends. Without ``options.jobs``, each engine
-    gets its share of the cores."""
+    output is written out whole, under its name, as soon as it ends. Each engine takes the workers it
+    would alone (``options.jobs``, else its own default): one that selected nothing ends at once and
+    leaves the cores to the rest, and the limits of a whole-suite job allow for the sharing."""
     fork = multiprocessing.get_context("fork")
-    if options.jobs is None:
-        # The cores shared out, not multiplied: an engine's timeouts are set for a machine it has to itself.
-        options = dataclasses.replace(options, jobs=max(1, (os.cpu_count() or 1) // len(names)))
     started = time.monotonic()
     running: dict[int, tuple[str, ForkProcess, Path]] = {}
     for name in names:
