@@ -11,39 +11,30 @@ as if nobody had reviewed it).
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from mutation_config_schema import REVIEW_KEYS, SchemaError, check
+from mutation_config_schema import TABLES as SCHEMA
+from packaging.specifiers import SpecifierSet
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:
     import tomli as tomllib
 
+__all__ = ["REVIEW_KEYS", "TABLES", "ConfigFileError", "read_config", "reviewed"]
+
 # table -> the tool that reads it
-TABLES = {
-    "harness": "critical harness (scripts/critical_mutants.py)",
-    "mutant": "critical harness (scripts/critical_mutants.py)",
-    "gate": "gate (scripts/mutation_gate.py)",
-    "sweep": "sweep (scripts/mutation_sweep.py)",
-    "reviewed": "every engine: the reviewed survivors, each naming its engine",
-}
-# engine -> the keys, beside ``engine`` and ``reason``, that find its mutant: (required, optional)
-REVIEW_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "mutmut": (frozenset({"function", "diff"}), frozenset({"removed"})),
-    "sweep": (frozenset({"file", "scope", "operator", "original", "mutated"}), frozenset({"occurrence"})),
-    "core-deletions": (frozenset({"scope", "text"}), frozenset()),
-}
+TABLES = {name: table.reader for name, table in SCHEMA.items()}
 
 
 class ConfigFileError(Exception):
-    """The file is missing, unreadable, not TOML, or holds a table no tool reads."""
+    """The file is missing, unreadable, not TOML, or not what the schema (mutation_config_schema) says."""
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    """The parsed file; a table no tool reads is an error naming the tables there are."""
+    """The parsed file, checked whole against the schema: a fault in any table is an error here."""
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
@@ -57,63 +48,19 @@ def read_config(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         # the message carries "(at line L, column C)"; keep it verbatim
         raise ConfigFileError(f"{path}: malformed TOML: {exc}") from exc
-    unknown = sorted(set(data) - set(TABLES))
-    if unknown:
-        raise ConfigFileError(
-            f"{path}: unknown top-level key(s) {', '.join(map(repr, unknown))}; the tables are "
-            + ", ".join(sorted(TABLES))
-        )
-    _reviews(data, path)
+    try:
+        check(data, path)
+    except SchemaError as exc:
+        raise ConfigFileError(str(exc)) from exc
     return data
 
 
 def reviewed(data: dict[str, Any], path: Path, engine: str) -> list[tuple[int, dict[str, Any]]]:
-    """``engine``'s entries of ``[[reviewed]]`` that hold on this Python, each with its number in the
-    whole table."""
+    """``engine``'s entries of ``[[reviewed]]`` (of a file ``read_config`` read) that hold on this Python,
+    each with its number in the whole table."""
     running = ".".join(map(str, sys.version_info[:3]))
     return [
         (number, entry)
-        for number, entry in _reviews(data, path)
+        for number, entry in enumerate(data.get("reviewed", []), start=1)
         if entry["engine"] == engine and running in SpecifierSet(entry.get("python", ""))
     ]
-
-
-def _reviews(data: dict[str, Any], path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """Every entry of ``[[reviewed]]``, checked: whichever tool reads the file reports a bad one alike."""
-    raw = data.get("reviewed", [])
-    if not isinstance(raw, list):
-        raise ConfigFileError(f"{path}: 'reviewed' must be an array of tables ([[reviewed]])")
-    entries: list[tuple[int, dict[str, Any]]] = []
-    for number, entry in enumerate(raw, start=1):
-        where = f"{path}: [[reviewed]] #{number}"
-        if not isinstance(entry, dict):
-            raise ConfigFileError(f"{where} must be a table")
-        named = entry.get("engine")
-        if named not in REVIEW_KEYS:
-            raise ConfigFileError(f"{where}: engine must be one of {', '.join(REVIEW_KEYS)}, got {named!r}")
-        required, optional = REVIEW_KEYS[named]
-        _check_keys(entry, required | {"engine", "reason"}, optional | {"python"}, f"{where} ({named})")
-        try:
-            SpecifierSet(entry.get("python", ""))
-        except (InvalidSpecifier, TypeError):
-            raise ConfigFileError(
-                f"{where} ({named}): python must be a version specifier such as '<3.12', "
-                f"got {entry['python']!r}"
-            ) from None
-        entries.append((number, entry))
-    return entries
-
-
-def _check_keys(
-    entry: dict[str, Any], required: Collection[str], optional: Collection[str], where: str
-) -> None:
-    unknown = sorted(set(entry) - set(required) - set(optional))
-    missing = sorted(set(required) - set(entry))
-    if unknown or missing:
-        raise ConfigFileError(
-            f"{where}: unknown key(s) {unknown}, missing key(s) {missing}; "
-            f"its keys are {', '.join(sorted(required))}, optionally {', '.join(sorted(optional)) or 'none'}"
-        )
-    for key in required:
-        if not isinstance(entry[key], str) or not entry[key].strip():
-            raise ConfigFileError(f"{where}: '{key}' must be a non-empty string")

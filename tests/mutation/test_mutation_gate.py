@@ -31,9 +31,14 @@ EQUIV = """
 [gate]
 min_score = 100.0
 [harness]
-anything = "belongs to the harness and is ignored"
+package = "pkg"
 [[mutant]]
 id = "harness-owned"
+file = "pkg/mod.py"
+scope = "f"
+delete = "return a"
+why = "the gate reads its own tables of the file, which holds the harness's too"
+killed_by = ["tests/test_mod.py"]
 [[reviewed]]
 engine = "mutmut"
 function = "pkg.mod:f"
@@ -201,7 +206,9 @@ def critical(tmp_path: Path, verdicts: list[str]) -> Path:
     return path
 
 
-CATALOGUE = '[[mutant]]\nid = "c0"\n[[mutant]]\nid = "c1"\n'
+# a catalogue entry of the schema's keys; the gate reads only the ids
+MUTANT = '\nfile = "pkg/mod.py"\nscope = "f"\ndelete = "return a"\nwhy = "w"\nkilled_by = ["t"]\n'
+CATALOGUE = '[[mutant]]\nid = "c0"' + MUTANT + '[[mutant]]\nid = "c1"' + MUTANT
 
 
 @pytest.mark.parametrize("verdict", ["survived", "timeout", "invalid", "not-exercised", "wrong-reason"])

@@ -26,10 +26,14 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+MUTANT = '\nfile = "pkg/mod.py"\nscope = "f"\ndelete = "return a"\nwhy = "w"\nkilled_by = ["t"]\n'
 EQUIV = (
     '[gate]\n[[reviewed]]\nengine = "mutmut"\nfunction = "pkg.mod:f"\ndiff = "return a * b"\n'
     'reason = "both are 0 in every test"\n'
-    '[[mutant]]\nid = "restore-skipped"\n[[mutant]]\nid = "wrong-device"\n'
+    + '[[mutant]]\nid = "restore-skipped"'
+    + MUTANT
+    + '[[mutant]]\nid = "wrong-device"'
+    + MUTANT
 )
 
 

@@ -151,9 +151,9 @@ def _config(tmp_path: Path, text: str) -> Path:
     [
         ("", "no \\[sweep\\] table"),
         ("[sweep]\npackage = 'x'\nextra = 1\n", "unknown key"),
-        ("[sweep]\npackage = 'x y'\n", "package must be a package name"),
-        ("[sweep]\npackage = 'x'\ntimeout_s = inf\n", "timeout_s must be a finite number"),
-        ("[sweep]\npackage = 'x'\ntimeout_s = nan\n", "timeout_s must be a finite number"),
+        ("[sweep]\npackage = 'x y'\n", "'package' must be a package name"),
+        ("[sweep]\npackage = 'x'\ntimeout_s = inf\n", "'timeout_s' must be a finite number"),
+        ("[sweep]\npackage = 'x'\ntimeout_s = nan\n", "'timeout_s' must be a finite number"),
         ("[sweep]\npackage = 'x'\n[[reviewed]]\nengine = 'sweep'\nfile = 'a'\n", "missing key"),
         (
             "[sweep]\npackage = 'x'\n[[reviewed]]\nengine = 'sweep'\n"
@@ -220,5 +220,5 @@ def test_a_review_gives_occurrence_as_a_positive_integer(tmp_path: Path) -> None
         "file='a'\nscope='b'\noperator='c'\noriginal='d'\n"
         "mutated='e'\nreason='r'\noccurrence = 0\n"
     )
-    with pytest.raises(ConfigError, match="occurrence must be an integer >= 1, got 0"):
+    with pytest.raises(ConfigError, match="'occurrence' must be an integer >= 1, got 0"):
         load_config(_config(tmp_path, text))
