@@ -33,7 +33,7 @@ from pathlib import Path
 
 from . import scoped, side_by_side
 from . import store as stores
-from .engines import ENGINES, RunOptions, engine_of
+from .engines import ENGINES, REGISTRY_ERROR, RunOptions, engine_of
 
 DEFAULT_STORE = Path("reports/mutation-store.json")
 EXIT_BAD_INPUT = 2
@@ -300,6 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if REGISTRY_ERROR is not None:
+        sys.stderr.write(f"guard-mutation: error: {REGISTRY_ERROR}\n")
+        return EXIT_BAD_INPUT
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

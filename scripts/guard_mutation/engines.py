@@ -1,8 +1,9 @@
-"""The engines, registered in one table: how each runs, lists, shows, and reads and merges its results.
+"""The engines, registered by entry point: how each runs, lists, shows, and reads and merges its results.
 
 Each engine keeps its own command line and results format; an adapter here is all the tool knows of it:
 how it runs (whole, a shard, or scoped to a change), lists, shows, reads, merges, and judges a scoped run.
-Adding an engine is one adapter and its entry in ``ENGINES``. Modules are imported when used, so that
+Adding an engine is one adapter and its entry point in ``GROUP`` (scripts/pyproject.toml); ``ENGINES`` holds
+what is registered there. Modules are imported when used, so that
 ``guard-mutation --help`` loads no engine (nor mutmut).
 """
 
@@ -13,6 +14,7 @@ import json
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -239,41 +241,71 @@ def _sweep_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return _written(merged.write)
 
 
-ENGINES: dict[str, Engine] = {
-    "catalogue": Engine(
-        "catalogue",
-        "the named critical mutants (mutation_config.toml [[mutant]]), each killed by its named tests",
-        "--critical",
-        _catalogue_run,
-        _catalogue_read,
-        _list("critical_harness.cli"),
-        _command("critical_harness.cli", "show"),
-        _catalogue_merge,
-        _catalogue_judge,
-    ),
-    "mutmut": Engine(
-        "mutmut",
-        "mutmut 3.8 over the reference's function bodies",
-        "--results",
-        _mutmut_run,
-        _mutmut_read,
-        _list("mutation_run"),
-        _mutmut_show,
-        _mutmut_merge,
-        _mutmut_judge,
-    ),
-    "sweep": Engine(
-        "sweep",
-        "every executable line of the Python and the core's Cython, by the sweep's operators",
-        "--sweep",
-        _sweep_run,
-        _sweep_read,
-        _list("mutation_sweep.cli"),
-        _command("mutation_sweep.cli", "show"),
-        _sweep_merge,
-        _sweep_judge,
-    ),
-}
+CATALOGUE = Engine(
+    "catalogue",
+    "the named critical mutants (mutation_config.toml [[mutant]]), each killed by its named tests",
+    "--critical",
+    _catalogue_run,
+    _catalogue_read,
+    _list("critical_harness.cli"),
+    _command("critical_harness.cli", "show"),
+    _catalogue_merge,
+    _catalogue_judge,
+)
+
+MUTMUT = Engine(
+    "mutmut",
+    "mutmut 3.8 over the reference's function bodies",
+    "--results",
+    _mutmut_run,
+    _mutmut_read,
+    _list("mutation_run"),
+    _mutmut_show,
+    _mutmut_merge,
+    _mutmut_judge,
+)
+
+SWEEP = Engine(
+    "sweep",
+    "every executable line of the Python and the core's Cython, by the sweep's operators",
+    "--sweep",
+    _sweep_run,
+    _sweep_read,
+    _list("mutation_sweep.cli"),
+    _command("mutation_sweep.cli", "show"),
+    _sweep_merge,
+    _sweep_judge,
+)
+
+
+GROUP = "guard_mutation.engines"  # the entry-point group every engine registers in (scripts/pyproject.toml)
+
+
+def registered() -> dict[str, Engine]:
+    """Every engine installed under ``GROUP``, by name: the one place the tool learns of one."""
+    found: dict[str, Engine] = {}
+    for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
+        try:
+            engine = point.load()
+        except Exception as exc:  # a plug-in's import may fail any way; name it, never a traceback
+            raise EngineError(f"engine {point.name!r} ({point.value}) does not load: {exc}") from exc
+        if not isinstance(engine, Engine) or engine.name != point.name:
+            raise EngineError(f"engine {point.name!r} ({point.value}) is not an Engine of that name")
+        found[point.name] = engine
+    if not found:
+        raise EngineError(f"no engine is registered under {GROUP!r}: is guard-mutation installed?")
+    return found
+
+
+def _registry() -> tuple[dict[str, Engine], str | None]:
+    try:
+        return registered(), None
+    except EngineError as exc:
+        return {}, str(exc)
+
+
+# Read once, on import; a registry that cannot be read is the command's error (exit 2), not the import's.
+ENGINES, REGISTRY_ERROR = _registry()
 
 
 def engine_of(mutant_id: str) -> Engine:

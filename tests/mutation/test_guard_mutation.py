@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 import _scripts
@@ -271,3 +273,70 @@ def test_run_hands_the_sweep_the_stores_verdicts_to_reuse_unless_fresh(
     assert handed[1] is not None
     assert json.loads(handed[1]) == load(store).engines["sweep"]
     assert handed[2] is None
+
+
+# --- engines, registered by entry point -------------------------------------------------------------
+
+
+def _points(*values: tuple[str, str]) -> list[EntryPoint]:
+    return [EntryPoint(name, value, engines.GROUP) for name, value in values]
+
+
+def test_the_engines_are_what_the_distribution_registers() -> None:
+    registered = sorted(p.name for p in entry_points(group=engines.GROUP))
+    assert registered == ["catalogue", "mutmut", "sweep"]
+    assert list(engines.ENGINES) == registered
+    assert engines.REGISTRY_ERROR is None
+    assert all(engines.ENGINES[name].name == name for name in registered)
+
+
+def test_an_engine_of_another_distribution_joins_by_its_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "extra_engine.py").write_text(
+        "import dataclasses\nfrom guard_mutation.engines import SWEEP\n"
+        "EXTRA = dataclasses.replace(SWEEP, name='extra', summary='one more')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = _points(("sweep", "guard_mutation.engines:SWEEP"), ("extra", "extra_engine:EXTRA"))
+    monkeypatch.setattr(engines, "entry_points", lambda group: found if group == engines.GROUP else [])
+    assert [(name, e.summary) for name, e in engines.registered().items()] == [
+        ("extra", "one more"),
+        ("sweep", engines.SWEEP.summary),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("points", "says"),
+    [
+        (
+            (("broken", "no_such_module_here:ENGINE"),),
+            "engine 'broken' (no_such_module_here:ENGINE) does not load",
+        ),
+        (
+            (("named", "guard_mutation.engines:SWEEP"),),
+            "engine 'named' (guard_mutation.engines:SWEEP) is not an",
+        ),
+        (
+            (("other", "guard_mutation.engines:GROUP"),),
+            "engine 'other' (guard_mutation.engines:GROUP) is not an",
+        ),
+        ((), "no engine is registered under 'guard_mutation.engines'"),
+    ],
+)
+def test_a_registry_that_cannot_be_read_is_a_clear_error_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    points: tuple[tuple[str, str], ...],
+    says: str,
+) -> None:
+    monkeypatch.setattr(engines, "entry_points", lambda group: _points(*points))
+    with pytest.raises(engines.EngineError, match=re.escape(says)):
+        engines.registered()
+    error = engines._registry()[1]
+    assert error is not None
+    assert says in error
+    monkeypatch.setattr(cli, "REGISTRY_ERROR", error)
+    assert cli.main(["list", "sweep"]) == 2
+    assert capsys.readouterr().err == f"guard-mutation: error: {error}\n"
