@@ -551,7 +551,7 @@ BAD_CONFIGS: dict[str, tuple[str, str]] = {
     "replace-without-by": (config_text([{k: v for k, v in ADD_MINUS.items() if k != "by"}]), "needs 'by'"),
     "missing-killed-by": (
         config_text([{k: v for k, v in ADD_MINUS.items() if k != "killed_by"}]),
-        "missing required key 'killed_by'",
+        "[[mutant]] #1: missing key(s) 'killed_by'",
     ),
     "wrong-type": (config_text([ADD_MINUS], timeout_s="ten"), "'timeout_s' must be"),
     "unknown-scope": (
