@@ -7,7 +7,7 @@ machine with 300 devices, tells the two apart.
 
 from __future__ import annotations
 
-from guard_lib import DeviceGuard, device
+from guard_lib import DeviceGuard, Err, device
 from guard_lib.cuda_errors import LAUNCH_FAILURE
 from guard_lib.runtime import SimulatedRuntime
 from guard_lib.testing import assert_leaves_device
@@ -57,3 +57,14 @@ def test_assert_leaves_device_compares_values_above_256() -> None:
     rt = _on_high()
     with assert_leaves_device(rt):
         pass
+
+
+def test_an_index_past_a_c_long_long_is_asked_for_as_it_is_on_either_path(sim: SimulatedRuntime) -> None:
+    # Past 2**63 the index has no C value: the core must not hand the C path what the failed conversion left.
+    huge = 2**64 + 1
+    with assert_leaves_device(sim):
+        made = DeviceGuard.create(huge, runtime=sim)
+    assert isinstance(made, Err)
+    assert f"cannot select CUDA device {huge}" in str(made.error)
+    assert ("set_device", (huge,)) in sim.calls
+    assert all(call[1] != (-1,) for call in sim.calls)
