@@ -14,6 +14,7 @@ from types import FrameType
 from mutation_changes import changed_since
 from mutation_io import InputError, check_output
 
+from . import reuse
 from .catalogue import load_config, project_root
 from .model import (
     DEFAULT_CONFIG,
@@ -25,6 +26,8 @@ from .model import (
     Config,
     ConfigError,
     Mutant,
+    Result,
+    RunReport,
     SetupError,
     Terminated,
 )
@@ -97,6 +100,14 @@ def _common_options() -> argparse.ArgumentParser:
         help="the project the catalogue describes (default: the git top-level of the working directory, "
         "else the config file's folder)",
     )
+    add(
+        "--reuse",
+        type=Path,
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="an earlier run's --json: keep each kill whose inputs (the entry, the package's code, its "
+        "tests' code, the harness, the interpreter) are unchanged, and judge the rest",
+    )
     add("--json", type=Path, metavar="FILE", default=argparse.SUPPRESS, help="write a JSON report")
     add("--junit", type=Path, metavar="FILE", default=argparse.SUPPRESS, help="write a JUnit XML report")
     return common
@@ -134,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         root=None,
         json=None,
         junit=None,
+        reuse=None,
     )
     sub = parser.add_subparsers(dest="command", metavar="{run,list,show}")
     sub.add_parser("run", parents=[_common_options()], help="run the mutants (the default)")
@@ -214,13 +226,31 @@ def cmd_run(config: Config, args: argparse.Namespace) -> int:
         if not selected:
             print("catalogue: nothing needs judging")
             return 0
-    report = execute(config, args, selected)
+    report = _judge(config, args, selected)
     print(render(report, terminal_width(args.verbose)))
     if args.json is not None:
         args.json.write_text(json.dumps(report_json(report), indent=2) + "\n", encoding="utf-8")
     if args.junit is not None:
         report_junit(report).write(args.junit, encoding="utf-8", xml_declaration=True)
     return report.exit_code
+
+
+def _judge(config: Config, args: argparse.Namespace, selected: list[Mutant]) -> RunReport:
+    """The selected mutants' report: the kills ``--reuse`` still holds, the rest run now."""
+    depends = reuse.digests(config, selected, args.runtime, args.full)
+    kept: list[Result] = []
+    if args.reuse is not None:
+        kept, selected = reuse.split(selected, depends, reuse.read_earlier(args.reuse))
+        print(f"catalogue: {len(kept)} verdict(s) reused from {args.reuse}; {len(selected)} to judge")
+    if selected:
+        report = execute(config, args, selected)
+    else:
+        report = RunReport([], args.runtime, args.full, 0.0, config.path, args.engine)
+    judged = {r.mutant.spec.id for r in report.results}  # the canary runs whenever anything does
+    order = {m.spec.id: i for i, m in enumerate(config.mutants)}
+    results = [*report.results, *(r for r in kept if r.mutant.spec.id not in judged)]
+    report.results = reuse.with_depends(sorted(results, key=lambda r: order[r.mutant.spec.id]), depends)
+    return report
 
 
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:

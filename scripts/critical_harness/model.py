@@ -140,6 +140,8 @@ class Result:
     detail: str | None = None
     canary: bool = False
     engine: str = "cold"  # which engine judged it: warm (forked, code swapped) or cold
+    depends: str = ""  # the digest of everything the verdict depends on (``reuse.digests``)
+    reused: bool = False  # taken from an earlier run whose inputs were the same (``--reuse``)
 
     @property
     def is_finding(self) -> bool:

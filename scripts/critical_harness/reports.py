@@ -102,15 +102,21 @@ def render(report: RunReport, width: int | None = None) -> str:
     status = "OK" if report.exit_code == EXIT_OK else "FAIL"
     parts.append(
         f"critical mutants ({report.runtime} runtime, {report.engine} engine): {len(report.results)} run, "
-        f"{summary} in {report.seconds:.1f}s -> {status} (exit {report.exit_code})"
+        f"{summary}{_reused(report)} in {report.seconds:.1f}s -> {status} (exit {report.exit_code})"
     )
     return "\n\n".join(parts)
+
+
+def _reused(report: RunReport) -> str:
+    reused = sum(r.reused for r in report.results)
+    return f" ({reused} of them reused from an earlier run)" if reused else ""
 
 
 def report_json(report: RunReport) -> dict[str, object]:
     totals: dict[str, int] = {v: sum(r.verdict == v for r in report.results) for v in VERDICTS}
     totals["mutants"] = len(report.results)
     totals["findings"] = sum(r.is_finding for r in report.results)
+    totals["reused"] = sum(r.reused for r in report.results)
     data: dict[str, object] = {
         "engine": report.engine,
         "warm_runs": report.warm_runs,
@@ -148,6 +154,8 @@ def _result_json(result: Result) -> dict[str, object]:
         "diff": result.mutant.diff,
         "seconds": round(result.seconds, 3),
         "engine": result.engine,
+        "depends": result.depends,
+        "reused": result.reused,
     }
 
 

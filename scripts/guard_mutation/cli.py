@@ -79,13 +79,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     return worst
 
 
-def _earlier(held: stores.Store, args: argparse.Namespace, scratch: Path) -> Path | None:
-    """The store's whole sweep run, as a file the sweep reuses verdicts from; None with --fresh."""
-    if args.fresh or "sweep" not in held.engines:
-        return None
-    path = scratch / "sweep-earlier.json"
-    path.write_text(json.dumps(held.engines["sweep"]), encoding="utf-8")
-    return path
+REUSING = ("catalogue", "sweep")  # the engines that reuse an earlier run's verdicts
+
+
+def _earlier(held: stores.Store, args: argparse.Namespace, scratch: Path) -> dict[str, Path]:
+    """The store's whole runs of the engines that reuse verdicts, as files they read; none with --fresh."""
+    if args.fresh:
+        return {}
+    out: dict[str, Path] = {}
+    for name in REUSING:
+        if name in held.engines:
+            out[name] = scratch / f"{name}-earlier.json"
+            out[name].write_text(json.dumps(held.engines[name]), encoding="utf-8")
+    return out
 
 
 def _run_scoped(args: argparse.Namespace, names: list[str]) -> int:

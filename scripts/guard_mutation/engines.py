@@ -13,7 +13,7 @@ import importlib
 import json
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,8 @@ class RunOptions:
     shard: str | None = None  # "I/N"
     jobs: int | None = None
     changed_since: str | None = None  # a git ref: only what a change since it selects
-    reuse: Path | None = None  # an earlier run's results: verdicts whose inputs are unchanged are kept
+    # each engine's earlier whole run, by engine: the verdicts whose inputs are unchanged are kept
+    reuse: Mapping[str, Path] = field(default_factory=dict)
 
     def scope(self) -> list[str]:
         return [] if self.changed_since is None else ["--changed-since", self.changed_since]
@@ -98,6 +99,8 @@ def _catalogue_run(options: RunOptions, out: Path) -> int:
     from critical_harness.cli import main
 
     argv = ["run", "--json", str(out), *options.scope()]
+    if "catalogue" in options.reuse:
+        argv += ["--reuse", str(options.reuse["catalogue"])]
     if options.jobs is not None:
         argv += ["--jobs", str(options.jobs)]
     return main(argv)
@@ -193,8 +196,8 @@ def _sweep_run(options: RunOptions, out: Path) -> int:
     from mutation_sweep.cli import main
 
     argv = ["run", "--out", str(out), *options.scope()]
-    if options.reuse is not None:
-        argv += ["--reuse", str(options.reuse)]
+    if "sweep" in options.reuse:
+        argv += ["--reuse", str(options.reuse["sweep"])]
     if options.shard:
         argv += ["--shard", options.shard]
     if options.jobs is not None:

@@ -298,6 +298,7 @@ def test_mixed_reports_totals_and_junit(mixed: MixedRun) -> None:
         "not-exercised": 1,
         "mutants": 8,
         "findings": 6,
+        "reused": 0,
     }
     assert mixed.report["exit_code"] == 1
     suite = mixed.junit.find("testsuite")

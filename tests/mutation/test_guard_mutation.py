@@ -250,29 +250,59 @@ def test_list_and_show_are_the_engines_own(capsys: pytest.CaptureFixture[str]) -
     assert capsys.readouterr().out.startswith("--- a/guard_lib/errors.py")
 
 
-def test_run_hands_the_sweep_the_stores_verdicts_to_reuse_unless_fresh(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _whole_run(engine: str, out: Path) -> None:
+    """An engine's whole run of no mutants, as the engine writes it."""
     import mutation_sweep.results as sweep_results
 
-    handed: list[str | None] = []
-    whole = sweep_results.SweepResults([], sweep_results.universe_of([]))
+    if engine == "sweep":
+        sweep_results.SweepResults([], sweep_results.universe_of([])).write(out)
+    else:
+        out.write_text(json.dumps({"mutants": [], "totals": {"mutants": 0}}), encoding="utf-8")
+
+
+@pytest.mark.parametrize("engine", ["sweep", "catalogue"])
+def test_run_hands_an_engine_the_stores_verdicts_to_reuse_unless_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    handed: list[dict[str, str]] = []
 
     def fake_run(options: engines.RunOptions, out: Path) -> int:
-        handed.append(None if options.reuse is None else options.reuse.read_text(encoding="utf-8"))
-        whole.write(out)
+        handed.append({name: path.read_text(encoding="utf-8") for name, path in options.reuse.items()})
+        _whole_run(engine, out)
         return 0
 
-    sweep = engines.ENGINES["sweep"]
-    monkeypatch.setitem(engines.ENGINES, "sweep", sweep.__class__(**{**sweep.__dict__, "run": fake_run}))
+    real = engines.ENGINES[engine]
+    monkeypatch.setitem(engines.ENGINES, engine, real.__class__(**{**real.__dict__, "run": fake_run}))
     store = tmp_path / "store.json"
-    assert cli.main(["run", "sweep", "--store", str(store)]) == 0  # nothing to reuse yet
-    assert cli.main(["run", "sweep", "--store", str(store)]) == 0
-    assert cli.main(["run", "sweep", "--store", str(store), "--fresh"]) == 0
-    assert handed[0] is None
-    assert handed[1] is not None
-    assert json.loads(handed[1]) == load(store).engines["sweep"]
-    assert handed[2] is None
+    assert cli.main(["run", engine, "--store", str(store)]) == 0  # nothing to reuse yet
+    assert cli.main(["run", engine, "--store", str(store)]) == 0
+    assert cli.main(["run", engine, "--store", str(store), "--fresh"]) == 0
+    assert handed[0] == {}
+    assert list(handed[1]) == [engine]
+    assert json.loads(handed[1][engine]) == load(store).engines[engine]
+    assert handed[2] == {}
+
+
+@pytest.mark.parametrize("engine", ["sweep", "catalogue"])
+def test_an_engine_is_told_to_reuse_the_earlier_run_it_is_handed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    import critical_harness.cli
+    import mutation_sweep.cli
+
+    module = critical_harness.cli if engine == "catalogue" else mutation_sweep.cli
+    seen: list[list[str]] = []
+
+    def main(argv: list[str]) -> int:
+        seen.append(list(argv))
+        return 0
+
+    monkeypatch.setattr(module, "main", main)
+    earlier = tmp_path / "earlier.json"
+    engines.ENGINES[engine].run(engines.RunOptions(reuse={engine: earlier}), tmp_path / "out.json")
+    engines.ENGINES[engine].run(engines.RunOptions(), tmp_path / "out.json")
+    assert seen[0][seen[0].index("--reuse") + 1] == str(earlier)
+    assert "--reuse" not in seen[1]
 
 
 # --- engines, registered by entry point -------------------------------------------------------------
