@@ -140,6 +140,8 @@ class MutantRecord:
     original: str = ""
     mutator: str = "Mutation"
     duration: float | None = None
+    tests: list[str] = field(default_factory=list)  # the test files that reach its function
+    depends: str = ""  # the digest of what its verdict depends on (``mutmut_reuse``)
 
     @property
     def parsed(self) -> MutantName:
@@ -180,6 +182,8 @@ _RECORD_TYPES: dict[str, tuple[type, ...]] = {
     "original": (str,),
     "mutator": (str,),
     "duration": (int, float, type(None)),
+    "tests": (list,),
+    "depends": (str,),
 }
 
 

@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import mutmut_reuse
 from mutation_changes import changed_since, verify_ref
-from mutation_common import load_results, natural_key, parse_mutant_name
+from mutation_common import MutantRecord, load_results, natural_key, parse_mutant_name
 from mutation_io import InputError, check_output, read_toml
 from mutation_scope import filter_by_functions, functions_reached_by, git_changed_functions
 from mutation_shards import merge_results, parse_shard, select_shard
-from mutmut_child import OVERRIDE_ENV, child_generate, child_mutmut, run_child
+from mutmut_child import OVERRIDE_ENV, child_generate, child_mutmut, function_texts, run_child
 from mutmut_export import RUN_COMMAND, export, read_meta, survivor_lines
 
 DEFAULT_RESULTS = Path("reports/mutmut-results.json")
@@ -42,7 +43,7 @@ DEFAULT_RESULTS = Path("reports/mutmut-results.json")
 
 @dataclass
 class Selection:
-    names: list[str] | None  # None: everything, so mutmut may reuse cached verdicts
+    names: list[str] | None  # None: everything
     scope: dict[str, Any]
     shard: dict[str, int] | None
     universe: list[str] | None  # the list the shard was cut from
@@ -138,18 +139,37 @@ def selection(args: argparse.Namespace) -> Selection:
 
 def cmd_run(args: argparse.Namespace) -> int:
     out = check_out(args.out, args)
+    earlier = None if args.reuse is None else load_results(args.reuse, hint="guard-mutation run mutmut")
     chosen = selection(args)
+    meta = read_meta(Path("mutants"))
+    names = chosen.names if chosen.names is not None else sorted(meta, key=natural_key)
+    root, common = Path.cwd(), mutmut_reuse.base(Path.cwd(), args.override)
+
+    def depends(name: str, tests: list[str]) -> str:
+        return mutmut_reuse.digest(root, common, name, function_texts(name, meta[name][0]), tests)
+
+    kept: dict[str, MutantRecord] = {}
+    again = names
+    if earlier is not None:
+        kept, again = mutmut_reuse.split(names, earlier, lambda r: depends(r.name, r.tests))
+        print(f"mutmut: {len(kept)} verdict(s) reused from {args.reuse}; {len(again)} to judge")
     mutmut_args = ["run"]
     if args.max_children:
         mutmut_args += ["--max-children", str(args.max_children)]
-    if chosen.names is not None and not chosen.names:
-        print("no mutants selected for this job; writing an empty result")
+    if not again:
+        print("no mutants to judge in this job" + ("" if names else "; writing an empty result"))
     else:
-        code = run_child(["_mutmut", *mutmut_args, *(chosen.names or [])], args.override)
+        # Named, every one: mutmut's own cache keeps a verdict while the function is unchanged, even
+        # when the tests that killed it changed; here only the digest above keeps one.
+        code = run_child(["_mutmut", *mutmut_args, *again], args.override)
         if code != 0:
             print(f"mutmut run failed with exit status {code}", file=sys.stderr)
             return 2
     results = export(chosen.names, scope=chosen.scope, shard=chosen.shard, universe=chosen.universe)
+    tests_of = mutmut_reuse.test_files(Path("mutants/mutmut-stats.json"))
+    results.mutants = mutmut_reuse.with_depends(
+        results.mutants, kept, tests_of, lambda r, tests: depends(r.name, tests)
+    )
     results.write(out)
     print(f"wrote {out} ({len(results.mutants)} mutants)")
     return 0
@@ -214,6 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         help=f"results JSON to write (default {DEFAULT_RESULTS}; required with --shard or --changed-since)",
+    )
+    run.add_argument(
+        "--reuse",
+        type=Path,
+        metavar="RESULTS",
+        help="an earlier whole run's results: keep each kill whose inputs (the mutant, the package's code, "
+        "the tests that reach it and their code, the interpreter) are unchanged, and judge the rest",
     )
     run.set_defaults(func=cmd_run)
 

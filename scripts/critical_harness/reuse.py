@@ -41,7 +41,7 @@ def _sha(parts: Iterable[str]) -> str:
 def _files(where: Path, suffixes: Sequence[str]) -> list[Path]:
     if where.is_file():
         return [where]
-    return sorted(p for p in where.rglob("*") if p.suffix in suffixes and "__pycache__" not in p.parts)
+    return sorted(p for p in where.rglob("*") if p.suffix in suffixes)
 
 
 def _code(path: Path, root: Path) -> str:

@@ -79,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return worst
 
 
-REUSING = ("catalogue", "sweep")  # the engines that reuse an earlier run's verdicts
+REUSING = ("catalogue", "mutmut", "sweep")  # the engines that reuse an earlier run's verdicts
 
 
 def _earlier(held: stores.Store, args: argparse.Namespace, scratch: Path) -> dict[str, Path]:

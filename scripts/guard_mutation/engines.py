@@ -138,6 +138,8 @@ def _mutmut_run(options: RunOptions, out: Path) -> int:
     from mutation_run import main
 
     argv = ["run", "--out", str(out), *options.scope()]
+    if "mutmut" in options.reuse:
+        argv += ["--reuse", str(options.reuse["mutmut"])]
     if options.shard:
         argv += ["--shard", options.shard]
     if options.jobs is not None:

@@ -225,6 +225,7 @@ def test_the_cuda_runtime_offers_none_from_a_cyruntime_without_the_capsules(
 
 def test_the_cuda_runtime_offers_none_without_cyruntime(monkeypatch: pytest.MonkeyPatch) -> None:
     import cuda.bindings
+    import cuda.bindings.runtime  # loaded first, as any earlier use loads it: it needs cyruntime itself
 
     monkeypatch.delattr(cuda.bindings, "cyruntime", raising=False)
     monkeypatch.setitem(sys.modules, "cuda.bindings.cyruntime", None)

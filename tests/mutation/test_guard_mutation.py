@@ -13,6 +13,7 @@ import _scripts
 import pytest
 from guard_mutation import cli, engines
 from guard_mutation.store import FORMAT, StoreError, load
+from mutation_common import Results, universe_of
 
 F = "pkg.mod.x_f__mutmut_"
 GATE_CONFIG = "[gate]\nmin_score = 100.0\n"
@@ -256,11 +257,13 @@ def _whole_run(engine: str, out: Path) -> None:
 
     if engine == "sweep":
         sweep_results.SweepResults([], sweep_results.universe_of([])).write(out)
+    elif engine == "mutmut":
+        Results([], universe=universe_of([])).write(out)
     else:
         out.write_text(json.dumps({"mutants": [], "totals": {"mutants": 0}}), encoding="utf-8")
 
 
-@pytest.mark.parametrize("engine", ["sweep", "catalogue"])
+@pytest.mark.parametrize("engine", ["sweep", "catalogue", "mutmut"])
 def test_run_hands_an_engine_the_stores_verdicts_to_reuse_unless_fresh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
@@ -283,14 +286,15 @@ def test_run_hands_an_engine_the_stores_verdicts_to_reuse_unless_fresh(
     assert handed[2] == {}
 
 
-@pytest.mark.parametrize("engine", ["sweep", "catalogue"])
+@pytest.mark.parametrize("engine", ["sweep", "catalogue", "mutmut"])
 def test_an_engine_is_told_to_reuse_the_earlier_run_it_is_handed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
     import critical_harness.cli
+    import mutation_run
     import mutation_sweep.cli
 
-    module = critical_harness.cli if engine == "catalogue" else mutation_sweep.cli
+    module = {"catalogue": critical_harness.cli, "mutmut": mutation_run, "sweep": mutation_sweep.cli}[engine]
     seen: list[list[str]] = []
 
     def main(argv: list[str]) -> int:

@@ -116,3 +116,39 @@ def test_a_plain_mutmut_run_exports_what_mutmut_reports_and_the_gate_reads_it(tm
     gated = run(work, "mutation_gate.py", "--results", "plain.json")
     assert gated.returncode == 0, gated.stdout + gated.stderr
     assert f"mutmut: {len(reported)} mutants" in gated.stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="mutmut's change detection shells out to git")
+@pytest.mark.e2e
+def test_a_kill_is_reused_only_while_the_tests_that_reach_it_are_unchanged(tmp_path: Path) -> None:
+    pytest.importorskip("mutmut")
+    work = tmp_path / "proj"
+    shutil.copytree(FIXTURE, work)
+
+    def judged(*args: str) -> tuple[dict[str, str], str]:
+        out = f"r{len(list(work.glob('r*.json')))}.json"
+        done = run(work, "mutation_run.py", "run", "--out", out, *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        data = json.loads((work / out).read_text(encoding="utf-8"))
+        return {m["name"]: m["status"] for m in data["mutants"]}, done.stdout
+
+    first, _ = judged()
+    killed = sorted(n for n, status in first.items() if status == "killed")
+    assert killed
+    assert len(killed) < len(first)
+    again, said = judged("--reuse", "r0.json")
+    assert again == first
+    assert (
+        f"mutmut: {len(killed)} verdict(s) reused from r0.json; {len(first) - len(killed)} to judge" in said
+    )
+
+    # A weaker test: mutmut's own cache would keep the kills it no longer makes (the functions did not
+    # change); a run here judges them again, with or without --reuse.
+    checks = work / "checks" / "check_calc.py"
+    strong = checks.read_text(encoding="utf-8")
+    checks.write_text(strong.replace("assert counter.bump() >= 1", "counter.bump()"), encoding="utf-8")
+    weaker, _ = judged()
+    assert any(first[n] == "killed" and weaker[n] == "survived" for n in first)
+    reused, said = judged("--reuse", "r0.json")
+    assert reused == weaker
+    assert "mutmut: 0 verdict(s) reused" in said
