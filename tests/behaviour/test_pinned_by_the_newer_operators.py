@@ -184,11 +184,20 @@ def test_a_bindings_package_that_fails_to_load_comes_through_as_itself(
     (tmp_path / "cuda" / "__init__.py").write_text("")
     (bindings / "__init__.py").write_text("")
     (bindings / "runtime.py").write_text(f"raise {raised.__name__}('while loading the bindings')\n")
-    for name in [n for n in sys.modules if n == "cuda" or n.startswith("cuda.")]:
-        monkeypatch.delitem(sys.modules, name)
+
+    def cuda_modules() -> list[str]:
+        return [n for n in sys.modules if n == "cuda" or n.startswith("cuda.")]
+
+    real = cuda_modules()
+    for name in real:
+        monkeypatch.delitem(sys.modules, name)  # put back when the test ends
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(raised, match="while loading the bindings"):
-        CudaRuntime()
+    try:
+        with pytest.raises(raised, match="while loading the bindings"):
+            CudaRuntime()
+    finally:
+        for name in set(cuda_modules()) - set(real):  # the stand-ins must not outlive the test
+            del sys.modules[name]
 
 
 @pytest.mark.parametrize(
