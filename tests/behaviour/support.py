@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 
 from guard_lib import DeviceGuard, Err, GuardError, Result
 from guard_lib.runtime import DeviceRuntime, SimulatedRuntime
@@ -24,11 +25,13 @@ class EntryPointRuntime(SimulatedRuntime):
     where no GPU is. Each C call is logged in ``c_calls`` as well as in ``calls``.
     """
 
-    __slots__ = ("_c_get_device", "_c_set_device", "c_calls")
+    __slots__ = ("_c_get_device", "_c_set_device", "c_calls", "during_c_switch")
 
     def __init__(self, device_count: int = 2) -> None:
         super().__init__(device_count)
         self.c_calls: list[str] = []
+        # Runs inside the C set_device, before it switches: what a callback into Python could do there.
+        self.during_c_switch: Callable[[], object] = lambda: None
 
         def get_device(out: ctypes._Pointer[ctypes.c_int]) -> int:
             self.c_calls.append("get_device")
@@ -39,6 +42,7 @@ class EntryPointRuntime(SimulatedRuntime):
 
         def set_device(index: int) -> int:
             self.c_calls.append("set_device")
+            self.during_c_switch()
             return int(SimulatedRuntime.set_device(self, index)[0])
 
         self._c_get_device = _GetDevice(get_device)

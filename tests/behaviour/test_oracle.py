@@ -1840,6 +1840,15 @@ REPRODUCERS: dict[str, list[Op]] = {
     ],
     "create-calls-subclass-new": [op("create", index="1", runtime=0, cls="ForbiddingGuard")],
     "wrapper-qualname": [op("decorate", index="1", runtime=0, cls="device", body="partial", j=0, r=0)],
+    # Fixed: the index a caller gives as an int subclass is read as the int it stands for.
+    "int-subclass-index": [
+        op("create", index="IntSubclass(1)", runtime=0, cls="DeviceGuard"),
+        op("check", h=0, how="unwrap"),
+        op("read", h=1, attr="current_device"),
+        op("close", h=1),
+        op("device", index="IntSubclass(1)", runtime=0, cls="device"),
+        op("with", h=2, body="devices", j=0, r=0),
+    ],
     "device-without-init": [
         op("device", index="1", runtime=0, cls="BareDevice"),
         op("with", h=0, body="devices", j=0, r=0),
