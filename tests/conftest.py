@@ -35,6 +35,12 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Named in the JUnit report, where the sweep's map of the tests reads which ones trace.
+    if item.get_closest_marker("traces") is not None:
+        item.user_properties.append(("traces", "true"))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--e2e",

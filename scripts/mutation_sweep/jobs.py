@@ -12,6 +12,7 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 from mutation_model import SURVIVED
@@ -42,7 +43,11 @@ def test_maps(
         compiled = pool.submit(compiled_coverage.core_map, root, package, pytest_args) if core else None
         maps = [m.result() for m in (reference, compiled) if m is not None]
     # The reference's run, where there is one, orders the suite: it is the one every mutant's tests pass.
-    return TestMap({f: lines for m in maps for f, lines in m.lines.items()}, maps[0].suite_order)
+    return TestMap(
+        {f: lines for m in maps for f, lines in m.lines.items()},
+        maps[0].suite_order,
+        tuple(sorted({t for m in maps for t in m.traced})),
+    )
 
 
 def module_of(rel: str) -> str:
@@ -67,6 +72,7 @@ def make(
     invalid = [Result(m, INVALID, detail=builds.refused[m.id]) for m in compiled if m.id in builds.refused]
     jobs = []
     handlers: dict[str, frozenset[int]] = {}
+    core_built = _core_built(root, files)
     for m in mutants:
         built, switch = builds.at.get(m.id, (None, None))
         if is_cython(m.file) and built is None:
@@ -87,8 +93,14 @@ def make(
             then_suite = hidden and tests != (SUITE,)
         source = generated.sources[m.id]
         module = module_of(m.file)
+        # The tests under their own tracer reach lines coverage cannot see: they run next, unless the
+        # whole suite does.
+        traced = () if tests == (SUITE,) or then_suite else tuple(t for t in mapping.traced if t not in tests)
         # The whole suite is many times one test's run: its limit is too, so a slow machine is no kill.
         scale = WHOLE_SUITE_TIMEOUT_SCALE if tests == (SUITE,) or then_suite else 1.0
+        # The package's modules load under the core as well, and what they do at import may differ
+        # there: a mutant of it that survives the reference runs the suite on the built core too.
+        then_compiled = core_built and m.at_import and not is_cython(m.file)
         jobs.append(
             forked.Job(
                 m,
@@ -97,6 +109,8 @@ def make(
                 tests,
                 mapping.suite_order,
                 then_suite,
+                then_tests=traced,
+                then_compiled=then_compiled,
                 built=built,
                 switch=switch,
                 timeout_scale=scale,
@@ -124,12 +138,20 @@ def _handler_lines(root: Path, file: str) -> frozenset[int]:
     return frozenset(lines)
 
 
+def _core_built(root: Path, files: Sequence[str]) -> bool:
+    """Whether every Cython file of the package has its extension built beside it, for this Python."""
+    cores = [root / f for f in files if is_cython(f)]
+    return bool(cores) and all(
+        any(c.with_suffix(suffix).exists() for suffix in EXTENSION_SUFFIXES) for c in cores
+    )
+
+
 def _green_check(woven: Sequence[forked.Job], mapping: TestMap) -> forked.Job:
     """The woven build with no switch on, run on every test its mutants will run: a kill there would be
     the build's own."""
     tests: set[str] = set()
     for job in woven:
-        tests.update((SUITE,) if job.then_suite else job.tests)
+        tests.update((SUITE,) if job.then_suite else (*job.tests, *job.then_tests))
     first = woven[0]
     check = dataclasses.replace(first.mutant, scope=GREEN_CHECK)
     targets = (SUITE,) if SUITE in tests else tuple(sorted(tests))

@@ -65,7 +65,8 @@ def digests(
         tests = tests_of(m, mapping, root, files)
         # A compiled mutant, one at import or a definition's header also runs the whole suite.
         whole = compiled or m.definition or m.at_import or tests == (SUITE,)
-        ran = every_test if whole else sorted({t.split("::")[0] for t in tests})
+        # the tests under their own tracer run after the mutant's own: their code counts too
+        ran = every_test if whole else sorted({t.split("::")[0] for t in (*tests, *mapping.traced)})
         implementation = "compiled" if compiled else "python"
         out[m.id] = _sha([base, m.id, implementation, *tests, *(code.get(f, _sha([f, ""])) for f in ran)])
     return out

@@ -39,10 +39,13 @@ def _node_id(context: str, test_files: dict[str, str], collected: set[str]) -> s
     return None
 
 
-def _collected(junit: Path, test_files: dict[str, str]) -> set[str]:
-    """Every test's node id, its parameters left off, as the unmutated run reported it."""
+def _collected(junit: Path, test_files: dict[str, str], *, traced: bool = False) -> set[str]:
+    """Every test's node id, its parameters left off, as the unmutated run reported it (``traced``: only
+    those the report names as tracing, mark ``traces``: their own tracer hides what they reach)."""
     found: set[str] = set()
     for case in ET.parse(junit).iter("testcase"):
+        if traced and not any(p.get("name") == "traces" for p in case.iter("property")):
+            continue
         parts = case.get("classname", "").split(".")
         for cut in range(len(parts), 0, -1):
             path = test_files.get(".".join(parts[:cut]))
@@ -57,6 +60,7 @@ def _collected(junit: Path, test_files: dict[str, str]) -> set[str]:
 class TestMap:
     lines: dict[str, dict[int, tuple[str, ...]]]  # {file: {line: node ids}}
     suite_order: tuple[str, ...]  # the test files, quickest first: a whole-suite run with -x dies early
+    traced: tuple[str, ...] = ()  # the tests under their own tracer, which coverage cannot tie to lines
 
 
 def test_modules(root: Path) -> dict[str, str]:
@@ -83,8 +87,15 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
             tail = "\n".join(done.stdout.splitlines()[-15:])
             raise RuntimeError(f"the unmutated suite is not green, so no mutant can be judged:\n{tail}")
         return TestMap(
-            reaching_tests(data_file, root, junit, suffix=""), quickest_first(junit, test_modules(root))
+            reaching_tests(data_file, root, junit, suffix=""),
+            quickest_first(junit, test_modules(root)),
+            traced_tests(junit, root),
         )
+
+
+def traced_tests(junit: Path, root: Path) -> tuple[str, ...]:
+    """The tests a run's report names as tracing (mark ``traces``), by node id without parameters."""
+    return tuple(sorted(_collected(junit, test_modules(root), traced=True)))
 
 
 def covered_run(

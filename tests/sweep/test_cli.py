@@ -65,19 +65,27 @@ def test_list_and_show_name_the_same_mutants() -> None:
     assert shown.stdout.startswith("--- a/guard_lib/")
 
 
-def test_list_selects_operators_from_the_same_mutants() -> None:
-    everything = _sweep("list").stdout.splitlines()
+def test_list_selects_operators_from_the_same_mutants(tmp_path: Path) -> None:
+    # A whole run applies [sweep] operators; --operator adds one it leaves out, from the same mutants.
+    text = (ROOT / "mutation_config.toml").read_text(encoding="utf-8")
+    start = text.index("operators = [", text.index("[sweep]"))
+    end = text.index("]", start) + 1
+    config = tmp_path / "mutation_config.toml"
+    config.write_text(
+        text[:start] + 'operators = ["comparison", "replace-value"]' + text[end:], encoding="utf-8"
+    )
+    everything = _sweep("--config", str(config), "list").stdout.splitlines()
     whole = {line.split()[3] for line in everything}
-    # mutation_config.toml's [sweep] operators: a whole run leaves out the operators not yet listed there
-    assert "comparison:" in whole
-    assert "keep-cache:" not in whole
-    chosen = _sweep("list", "--operator", "comparison", "--operator", "keep-cache")
+    assert whole == {"comparison:", "replace-value:"}
+    chosen = _sweep("--config", str(config), "list", "--operator", "comparison", "--operator", "keep-cache")
     assert chosen.returncode == 0, chosen.stderr
     lines = chosen.stdout.splitlines()
     assert {line.split()[3] for line in lines} == {"comparison:", "keep-cache:"}
     assert [line for line in lines if line.split()[3] == "comparison:"] == [
         line for line in everything if line.split()[3] == "comparison:"
     ]
+    # this project's own whole run applies every operator the sweep has
+    assert "keep-cache:" in {line.split()[3] for line in _sweep("list").stdout.splitlines()}
 
 
 def _judged_killed_unrun(monkeypatch: pytest.MonkeyPatch) -> list[Mutant]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,78 @@ def test_a_job_that_runs_the_whole_suite_has_the_time_of_the_whole_suite(tmp_pat
         6: (("t::c",), True, whole),
     }
     assert invalid == []
+
+
+def test_a_mutant_whose_own_tests_pass_runs_the_traced_tests_next(tmp_path: Path) -> None:
+    # Tests under their own tracer hide what they reach from coverage: after a mutant's own tests, and
+    # before the whole suite where that follows, they run too; never twice, never beside the whole suite.
+    (tmp_path / "guard_lib").mkdir()
+    source = "a = 1\nb = 2\ntry:\n    pass\nexcept BaseException:\n    c = 3\n"
+    (tmp_path / "guard_lib" / "a.py").write_text(source, encoding="utf-8")
+
+    def mutant(line: int) -> Mutant:
+        return Mutant("guard_lib/a.py", "f", "replace-value", "1", "2", line, line)
+
+    reached, traced_too, unreached, in_handler = mutant(1), mutant(2), mutant(3), mutant(6)
+    made_of = [reached, traced_too, unreached, in_handler]
+    generated = Generated(made_of, {m.id: "" for m in made_of}, Counter(), {})
+    reaching: dict[int, tuple[str, ...]] = {1: ("t::a",), 2: ("t::traced",), 6: ("t::c",)}
+    mapping = select_tests.TestMap({"guard_lib/a.py": reaching}, ("t",), ("t::other", "t::traced"))
+    made, _ = jobs.make(
+        made_of, generated, root=tmp_path, files=[], mapping=mapping, scratch=tmp_path, parallel=1
+    )
+    seen = {j.mutant.line: (j.tests, j.then_tests, j.then_suite) for j in made}
+    assert seen == {
+        1: (("t::a",), ("t::other", "t::traced"), False),
+        2: (("t::traced",), ("t::other",), False),
+        3: ((SUITE,), (), False),
+        6: (("t::c",), (), True),
+    }
+    first = next(j for j in made if j.mutant.line == 1)
+    check = jobs._green_check([dataclasses.replace(first, built=WOVEN, switch=1)], mapping)
+    assert set(check.tests) >= {"t::other", "t::traced"}
+
+
+def test_a_surviving_phase_leads_to_the_traced_tests_then_to_the_whole_suite() -> None:
+    job = dataclasses.replace(_job(1, ("t::a",), then_suite=True), then_tests=("t::traced",))
+    traced = forked._next_phase(job)
+    assert traced is not None
+    assert (traced.tests, traced.then_tests, traced.then_suite) == (("t::traced",), (), True)
+    whole = forked._next_phase(traced)
+    assert whole is not None
+    assert (whole.tests, whole.then_tests, whole.then_suite) == ((SUITE,), (), False)
+    assert forked._next_phase(whole) is None
+    assert forked._next_phase(_job(1, ("t::a",))) is None
+
+
+def test_what_runs_at_import_is_judged_on_the_built_core_too(tmp_path: Path) -> None:
+    (tmp_path / "guard_lib").mkdir()
+    (tmp_path / "guard_lib" / "a.py").write_text("a = 1\n\ndef f():\n    return 2\n", encoding="utf-8")
+    (tmp_path / "guard_lib" / "_core.pyx").write_text("", encoding="utf-8")
+    at_import = Mutant("guard_lib/a.py", "<module>", "replace-value", "1", "3", 1, 1, at_import=True)
+    in_body = Mutant("guard_lib/a.py", "f", "replace-value", "2", "3", 4, 4)
+    made_of = [at_import, in_body]
+    generated = Generated(made_of, {m.id: "" for m in made_of}, Counter(), {})
+    mapping = select_tests.TestMap({"guard_lib/a.py": {1: ("t::a",), 4: ("t::b",)}}, ("t",))
+    files = ["guard_lib/_core.pyx", "guard_lib/a.py"]
+
+    def made() -> dict[int, bool]:
+        found, _ = jobs.make(
+            made_of, generated, root=tmp_path, files=files, mapping=mapping, scratch=tmp_path, parallel=1
+        )
+        return {j.mutant.line: j.then_compiled for j in found}
+
+    assert made() == {1: False, 4: False}  # no core built here: nothing to judge it on
+    (tmp_path / "guard_lib" / f"_core{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    assert made() == {1: True, 4: False}
+
+
+def test_after_the_whole_suite_on_the_reference_comes_the_whole_suite_on_the_core() -> None:
+    job = dataclasses.replace(_job(1, ("t::a",), then_suite=True), then_compiled=True, impl="")
+    whole = forked._next_phase(job)
+    assert whole is not None
+    assert (whole.tests, whole.impl, whole.then_compiled) == ((SUITE,), "", True)
+    on_core = forked._next_phase(whole)
+    assert on_core is not None
+    assert (on_core.tests, on_core.impl, on_core.then_compiled) == ((SUITE,), "compiled", False)
+    assert forked._next_phase(on_core) is None

@@ -69,3 +69,15 @@ def test_only_a_recorded_verdict_of_the_same_inputs_is_kept(tmp_path: Path) -> N
     assert kept_moved.mutant.line == 3
     stamped = reuse.stamped([Result(B, SURVIVED), Result(C, INVALID)], depends)
     assert [r.depends for r in stamped] == [depends[B.id], ""]
+
+
+def test_a_traced_test_counts_for_every_verdict_that_ran_it_after_its_own(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "tests/test_traced.py").write_text("def t(): pass\n", encoding="utf-8")
+    traced = select_tests.TestMap(MAP.lines, (), ("tests/test_traced.py::t",))
+    before = reuse.digests([A, B], traced, root, ["pkg/m.py"], ["tests"])
+    assert before == reuse.digests([A, B], traced, root, ["pkg/m.py"], ["tests"])
+    (root / "tests/test_traced.py").write_text("def t(): assert 1\n", encoding="utf-8")
+    after = reuse.digests([A, B], traced, root, ["pkg/m.py"], ["tests"])
+    assert after[A.id] != before[A.id]
+    assert after[B.id] != before[B.id]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from mutation_sweep import select_tests
@@ -22,4 +24,49 @@ def test_a_test_is_found_by_any_name_coverage_gives_its_module(tmp_path: Path) -
     assert (
         select_tests._node_id("behaviour.test_x.Case.test_z", modules, collected)
         == "tests/behaviour/test_x.py"
+    )
+
+
+def test_the_tests_a_report_names_as_tracing_are_read_by_node_id(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("", encoding="utf-8")
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_a" name="test_plain" />'
+        '<testcase classname="tests.test_a" name="test_traced[1]">'
+        '<properties><property name="traces" value="true" /></properties></testcase>'
+        '<testcase classname="tests.test_a" name="test_traced[2]">'
+        '<properties><property name="traces" value="true" /></properties></testcase>'
+        '<testcase classname="tests.test_a" name="test_other_property">'
+        '<properties><property name="other" value="true" /></properties></testcase>'
+        "</testsuite></testsuites>",
+        encoding="utf-8",
+    )
+    assert select_tests.traced_tests(junit, tmp_path) == ("tests/test_a.py::test_traced",)
+
+
+def test_this_suites_tracing_tests_are_named_in_its_report(tmp_path: Path) -> None:
+    # The mark reaches the report through the conftest: the sweep finds them in the map's own run.
+    root = Path(__file__).resolve().parents[2]
+    junit = tmp_path / "junit.xml"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/behaviour/test_result.py",
+            f"--junitxml={junit}",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    assert select_tests.traced_tests(junit, root) == (
+        "tests/behaviour/test_result.py::test_an_outcome_interrupted_while_it_is_made_is_finalised_without_an_error",
     )

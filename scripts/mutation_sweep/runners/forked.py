@@ -51,6 +51,13 @@ class Job:
     tests: tuple[str, ...]  # node ids, or (SUITE,)
     suite_order: tuple[str, ...] = ("tests",)  # what SUITE runs, quickest files first
     then_suite: bool = False  # when ``tests`` all pass, run the whole suite before calling it a survivor
+    # when ``tests`` all pass, these run next (before the whole suite, where that follows): the tests under
+    # their own tracer, which coverage cannot tie to the lines they reach
+    then_tests: tuple[str, ...] = ()
+    # when every phase passed on the reference, the whole suite once more on the compiled core: what runs
+    # at import may also differ only there (which classes a module takes from the core)
+    then_compiled: bool = False
+    impl: str = ""  # the implementation the tests run (GUARD_LIB_IMPL); "": as the sweep was started
     spent: float = 0.0  # seconds an earlier phase of this mutant took
     # A compiled mutant: the project copy whose extension holds it, and its switch there (None: the
     # copy was built from the mutant alone). ``source`` is then unused.
@@ -129,6 +136,8 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     plugins: list[object] = [_FirstFailure(out)]
+    if job.impl:
+        os.environ[IMPL_ENV] = job.impl
     if job.built is not None:
         if not _select_compiled(job.built, job.module, job.switch):
             out.write_text("<import>", encoding="utf-8")
@@ -244,12 +253,10 @@ def run(
                         continue
                     del running[pid]
                     job = child.job
-                    if verdict == SURVIVED and job.then_suite:
-                        # The likeliest killers passed: the rest of the suite decides, in a second child.
-                        spent = job.spent + now - child.started
-                        pending.insert(
-                            0, dataclasses.replace(job, tests=(SUITE,), then_suite=False, spent=spent)
-                        )
+                    later = _next_phase(job) if verdict == SURVIVED else None
+                    if later is not None:
+                        # The likeliest killers passed: the next tests decide, in another child.
+                        pending.insert(0, dataclasses.replace(later, spent=job.spent + now - child.started))
                         continue
                     failed = child.out.read_text(encoding="utf-8") if child.out.exists() else ""
                     took = round(job.spent + now - child.started, 3)
@@ -261,6 +268,18 @@ def run(
                 os.waitpid(pid, 0)
                 os.close(child.fd)
     return results
+
+
+def _next_phase(job: Job) -> Job | None:
+    """What a job whose tests all passed runs next, if anything: the traced tests, then the whole suite,
+    then the whole suite on the compiled core."""
+    if job.then_tests:
+        return dataclasses.replace(job, tests=job.then_tests, then_tests=())
+    if job.then_suite:
+        return dataclasses.replace(job, tests=(SUITE,), then_suite=False)
+    if job.then_compiled:
+        return dataclasses.replace(job, tests=(SUITE,), then_compiled=False, impl="compiled")
+    return None
 
 
 def _reap(pid: int, child: _Running, ready: list[int], now: float, timeout_s: float) -> str | None:
