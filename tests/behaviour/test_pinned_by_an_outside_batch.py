@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import enum
+import threading
 from collections.abc import Callable
 
 import pytest
 
-from guard_lib import DeviceGuard, GuardError, device
-from guard_lib.runtime import SimulatedRuntime
+from guard_lib import CallerStreamGuard, DeviceGuard, Err, GuardError, Ok, device
+from guard_lib.runtime import SimulatedRuntime, use_runtime
+from guard_lib.testing import assert_leaves_device
 
 from .support import EntryPointRuntime, refusal
 
@@ -97,3 +99,60 @@ def test_a_borrow_owes_its_restore_before_its_switch_runs(kind: type[_Plain | _W
     assert seen == ["guard_lib.device(1) is already entered; it is not reentrant"]
     assert rt.calls == [("get_device", ()), ("set_device", (1,)), ("set_device", (0,))]
     assert rt.current_device == 0
+
+
+def test_assert_leaves_device_reads_the_default_runtime_when_it_is_entered() -> None:
+    first, second = SimulatedRuntime(2), SimulatedRuntime(2)
+    with use_runtime(first):
+        checker = assert_leaves_device()
+    with (
+        use_runtime(second),
+        pytest.raises(AssertionError, match="left the current CUDA device at 1; it was 0 before"),
+        checker,
+    ):
+        second.set_device(1)
+
+
+class _FloatIndexRuntime(SimulatedRuntime):
+    """A runtime that reports the device as a float: the checker reads it as the int it stands for."""
+
+    __slots__ = ()
+
+    def get_device(self) -> tuple[int, int]:
+        code, index = super().get_device()
+        return code, float(index or 0)  # type: ignore[return-value]
+
+
+def test_assert_leaves_device_names_devices_as_ints() -> None:
+    rt = _FloatIndexRuntime(2)
+    with pytest.raises(AssertionError) as raised, assert_leaves_device(rt):
+        rt.set_device(1)
+    assert str(raised.value) == "the block left the current CUDA device at 1; it was 0 before"
+
+
+def test_a_caller_stream_guard_exited_elsewhere_says_so_without_the_reset_behind_it() -> None:
+    # The reset's ValueError is how the guard finds out, not what the caller is told.
+    guard = CallerStreamGuard("mine")
+    with guard:
+        errors: list[BaseException] = []
+
+        def exit_here() -> None:
+            try:
+                guard.__exit__(None, None, None)
+            except GuardError as error:
+                errors.append(error)
+
+        worker = threading.Thread(target=exit_here)
+        worker.start()
+        worker.join()
+    (error,) = errors
+    assert error.__suppress_context__ is True
+    assert error.__cause__ is None
+
+
+def test_an_outcome_shows_its_value_as_repr_does() -> None:
+    ok, err = Ok("1"), Err(GuardError("no", device_index=None))
+    assert repr(ok) == "Ok('1')"
+    assert repr(err) == "Err(GuardError('no'))"
+    assert ok.is_ok()
+    assert err.is_err()
