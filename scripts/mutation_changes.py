@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import io
 import subprocess
 import tokenize
@@ -159,6 +160,16 @@ def functions_holding(text: str, lines: Iterable[int], *, cython: bool = False) 
         if holding:
             found.add(min(holding)[1])
     return found
+
+
+def digest(parts: Iterable[str]) -> str:
+    """One SHA-256 of ``parts`` in order, each ended so that no two lists of parts digest alike: what a
+    reused verdict is keyed by, in every engine."""
+    sha = hashlib.sha256()
+    for part in parts:
+        sha.update(part.encode())
+        sha.update(b"\0")
+    return sha.hexdigest()
 
 
 def code_of(text: str) -> str:

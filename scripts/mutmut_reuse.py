@@ -13,7 +13,6 @@ mutant its tests did not kill is judged again, so reuse never hides a survivor.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mutation_changes import code_of
+from mutation_changes import digest as _digest
 from mutation_common import MutantRecord, Results
 from mutation_io import InputError, read_toml
 
@@ -31,17 +31,9 @@ PACKAGE_SUFFIXES = (".py", ".pyx", ".pxd", ".pyi")
 DEFAULT_TEST_FILES = ["test_*.py", "*_test.py"]
 
 
-def _sha(parts: Iterable[str]) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
 def _code(root: Path, rel: str) -> str:
     path = root / rel
-    return _sha([rel, code_of(path.read_text(encoding="utf-8")) if path.is_file() else ""])
+    return _digest([rel, code_of(path.read_text(encoding="utf-8")) if path.is_file() else ""])
 
 
 def _files(root: Path, where: str, suffixes: Sequence[str]) -> list[str]:
@@ -104,7 +96,7 @@ def base(root: Path, override: Path | None = None) -> str:
         mutmut = version("mutmut")
     except PackageNotFoundError:
         mutmut = ""
-    return _sha(
+    return _digest(
         [
             sys.version,
             mutmut,
@@ -118,7 +110,7 @@ def base(root: Path, override: Path | None = None) -> str:
 def digest(root: Path, common: str, name: str, texts: tuple[str, str], tests: Iterable[str]) -> str:
     """One mutant's digest: ``common`` (``base``), the mutant, and the code of the test files it ran."""
     files = sorted({t.split("::")[0] for t in tests})
-    return _sha([common, name, *texts, *(_code(root, f) for f in files)])
+    return _digest([common, name, *texts, *(_code(root, f) for f in files)])
 
 
 def test_files(stats: Path) -> dict[str, list[str]]:

@@ -11,7 +11,6 @@ hides a finding.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mutation_changes import code_of
+from mutation_changes import code_of, digest
 from mutation_io import InputError
 from mutation_model import KILLED
 
@@ -28,14 +27,6 @@ from .model import Config, Mutant, Result
 
 HARNESS_SOURCES = (Path(__file__).resolve().parent, Path(__file__).resolve().parents[1] / "_warm_server.py")
 PACKAGE_SUFFIXES = (".py", ".pyx", ".pxd", ".pyi")
-
-
-def _sha(parts: Iterable[str]) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
 
 
 def _files(where: Path, suffixes: Sequence[str]) -> list[Path]:
@@ -47,7 +38,7 @@ def _files(where: Path, suffixes: Sequence[str]) -> list[Path]:
 def _code(path: Path, root: Path) -> str:
     """The file named by its place and its code; a file that is gone counts as empty."""
     name = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
-    return _sha([name, code_of(path.read_text(encoding="utf-8")) if path.is_file() else ""])
+    return digest([name, code_of(path.read_text(encoding="utf-8")) if path.is_file() else ""])
 
 
 def digests(config: Config, mutants: Sequence[Mutant], runtime: str, full: bool) -> dict[str, str]:
@@ -60,7 +51,7 @@ def digests(config: Config, mutants: Sequence[Mutant], runtime: str, full: bool)
     suite = {p.relative_to(root).as_posix(): p for e in harness.tests for p in _files(root / e, (".py",))}
     helpers = [_code(p, root) for rel, p in sorted(suite.items()) if rel not in named and not _collected(p)]
     tool = [_code(p, p.parent) for where in HARNESS_SOURCES for p in _files(where, (".py",))]
-    base = _sha(
+    base = digest(
         [sys.version, runtime, str(full), *harness.tests, *harness.pytest_args, *package, *helpers, *tool]
     )
     tests = {rel: _code(root / rel, root) for rel in named}
@@ -69,7 +60,7 @@ def digests(config: Config, mutants: Sequence[Mutant], runtime: str, full: bool)
         spec = mutant.spec
         ran = [tests[f] for f in sorted(named if full else {t.split("::")[0] for t in spec.killed_by})]
         implementation = "compiled" if is_compiled(spec.file) else "python"
-        out[spec.id] = _sha([base, implementation, spec.id, spec.key, *spec.killed_by, *ran])
+        out[spec.id] = digest([base, implementation, spec.id, spec.key, *spec.killed_by, *ran])
     return out
 
 

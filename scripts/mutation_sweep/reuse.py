@@ -11,27 +11,18 @@ package or another Python judges the mutant again.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from mutation_changes import code_of
+from mutation_changes import code_of, digest
 
 from .generate import is_cython
 from .select_tests import SUITE, TestMap, tests_of
 from .work_item import INVALID, Mutant, Result
 
 REUSABLE = frozenset({"killed", "survived", "timeout"})
-
-
-def _sha(parts: Iterable[str]) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
 
 
 def _text(root: Path, rel: str) -> str:
@@ -57,8 +48,8 @@ def digests(
     """Each mutant's ``depends`` digest, by id."""
     every_test = _suite_files(root, suite)
     helpers = [f for f in every_test if not Path(f).name.startswith("test_")]
-    code = {f: _sha([f, _text(root, f)]) for f in [*files, *every_test]}
-    base = _sha([sys.version, *(code[f] for f in files), *(code[f] for f in helpers)])
+    code = {f: digest([f, _text(root, f)]) for f in [*files, *every_test]}
+    base = digest([sys.version, *(code[f] for f in files), *(code[f] for f in helpers)])
     out: dict[str, str] = {}
     for m in mutants:
         compiled = is_cython(m.file)
@@ -68,7 +59,7 @@ def digests(
         # the tests under their own tracer run after the mutant's own: their code counts too
         ran = every_test if whole else sorted({t.split("::")[0] for t in (*tests, *mapping.traced)})
         implementation = "compiled" if compiled else "python"
-        out[m.id] = _sha([base, m.id, implementation, *tests, *(code.get(f, _sha([f, ""])) for f in ran)])
+        out[m.id] = digest([base, m.id, implementation, *tests, *(code.get(f, digest([f, ""])) for f in ran)])
     return out
 
 
