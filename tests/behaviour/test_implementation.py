@@ -153,6 +153,35 @@ def test_each_runtime_is_called_through_its_own_entry_points() -> None:
     assert [op for op, _ in plain.calls] == ["get_device", "set_device", "set_device"] * 2
 
 
+class _LaidOutAsOneThatOffers(SimulatedRuntime):
+    """Offers no entry points, in an object the size of an ``EntryPointRuntime``: one of those may take
+    the address that one of these leaves."""
+
+    __slots__ = ("_a", "_b", "_c", "_d")
+
+
+@needs_core
+def test_a_runtime_at_the_address_a_plain_one_left_is_called_through_its_own_entry_points() -> None:
+    plain = _LaidOutAsOneThatOffers(4)
+    assert sys.getsizeof(plain) == sys.getsizeof(EntryPointRuntime(4))
+    with device(1, runtime=plain):
+        pass
+    address = id(plain)
+    del plain
+    # CPython gives a freed block to the next object of its size, so one of these soon lands there.
+    tried = []
+    for _ in range(1000):
+        rt = EntryPointRuntime(4)
+        if id(rt) == address:
+            break
+        tried.append(rt)
+    else:
+        pytest.fail("no runtime was made at the address the plain one left")
+    with device(1, runtime=rt):
+        assert rt.current_device == 1
+    assert rt.c_calls == ["get_device", "set_device", "set_device"]
+
+
 def test_an_index_beyond_a_c_int_is_refused_as_any_absent_device_is() -> None:
     rt = EntryPointRuntime(device_count=2)
     error = refusal(DeviceGuard.create(2**31, runtime=rt))
