@@ -18,7 +18,15 @@ from pathlib import Path
 from critical_harness.compiled import BUILD_ENV, MUTANT_CFLAGS, build_command
 from critical_harness.workspace import make_copy
 
-from .select_tests import TestMap, covered_run, quickest_first, reaching_tests, test_modules, traced_tests
+from .select_tests import (
+    TestMap,
+    covered_run,
+    quickest_first,
+    reaching_tests,
+    test_modules,
+    test_seconds,
+    traced_tests,
+)
 
 log = logging.getLogger("mutation_sweep")
 LINETRACE_ENV = "GUARD_LIB_LINETRACE"  # setup.py's switch for a core that reports its lines
@@ -57,4 +65,4 @@ def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Pat
         ", ".join(sorted(lines)) or "no file",
         time.monotonic() - started,
     )
-    return TestMap(lines, order, traced_tests(junit, copy))
+    return TestMap(lines, order, traced_tests(junit, copy), test_seconds(junit, test_modules(copy)))

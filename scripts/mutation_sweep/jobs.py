@@ -47,6 +47,7 @@ def test_maps(
         {f: lines for m in maps for f, lines in m.lines.items()},
         maps[0].suite_order,
         tuple(sorted({t for m in maps for t in m.traced})),
+        {test: spent for m in reversed(maps) for test, spent in m.seconds.items()},
     )
 
 

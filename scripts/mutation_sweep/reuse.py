@@ -59,7 +59,10 @@ def digests(
         # the tests under their own tracer run after the mutant's own: their code counts too
         ran = every_test if whole else sorted({t.split("::")[0] for t in (*tests, *mapping.traced)})
         implementation = "compiled" if compiled else "python"
-        out[m.id] = digest([base, m.id, implementation, *tests, *(code.get(f, digest([f, ""])) for f in ran)])
+        # the order the tests run in (quickest first) is no part of what the verdict depends on
+        out[m.id] = digest(
+            [base, m.id, implementation, *sorted(tests), *(code.get(f, digest([f, ""])) for f in ran)]
+        )
     return out
 
 

@@ -12,8 +12,8 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from coverage import CoverageData
@@ -61,6 +61,8 @@ class TestMap:
     lines: dict[str, dict[int, tuple[str, ...]]]  # {file: {line: node ids}}
     suite_order: tuple[str, ...]  # the test files, quickest first: a whole-suite run with -x dies early
     traced: tuple[str, ...] = ()  # the tests under their own tracer, which coverage cannot tie to lines
+    # each test's seconds in the map's run (its parameters together), and each file's: the quickest first
+    seconds: Mapping[str, float] = field(default_factory=dict)
 
 
 def test_modules(root: Path) -> dict[str, str]:
@@ -90,6 +92,7 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
             reaching_tests(data_file, root, junit, suffix=""),
             quickest_first(junit, test_modules(root)),
             traced_tests(junit, root),
+            test_seconds(junit, test_modules(root)),
         )
 
 
@@ -145,16 +148,26 @@ def reaching_tests(
     return result
 
 
-def quickest_first(junit: Path, test_files: dict[str, str]) -> tuple[str, ...]:
-    seconds: dict[str, float] = {path: 0.0 for path in test_files.values()}
+def test_seconds(junit: Path, test_files: dict[str, str]) -> dict[str, float]:
+    """What each test took in a run, by node id without parameters, and each test file as a whole."""
+    seconds: dict[str, float] = {}
     for case in ET.parse(junit).iter("testcase"):
-        # "tests.test_x" for a function, "tests.test_x.Class" for a method: the longest known prefix
         parts = case.get("classname", "").split(".")
-        prefixes = (".".join(parts[:cut]) for cut in range(len(parts), 0, -1))
-        path = next((test_files[p] for p in prefixes if p in test_files), None)
-        if path is not None:
-            seconds[path] += float(case.get("time") or 0)
-    ran = {path for path, spent in seconds.items() if spent > 0}
+        for cut in range(len(parts), 0, -1):
+            path = test_files.get(".".join(parts[:cut]))
+            if path is not None:
+                spent = float(case.get("time") or 0)
+                node = "::".join([path, *parts[cut:], case.get("name", "").split("[")[0]])
+                seconds[node] = seconds.get(node, 0.0) + spent
+                seconds[path] = seconds.get(path, 0.0) + spent
+                break
+    return seconds
+
+
+def quickest_first(junit: Path, test_files: dict[str, str]) -> tuple[str, ...]:
+    """The test files that ran, the quickest first."""
+    seconds = test_seconds(junit, test_files)
+    ran = {path for path, spent in seconds.items() if "::" not in path and spent > 0}
     return tuple(sorted(ran, key=lambda path: (seconds[path], path)))
 
 
@@ -170,7 +183,7 @@ def tests_for_scope(mapping: TestMap, root: Path, files: Sequence[str], scope: s
                 lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
                 found.update(tests_for(mapping, rel, lines))
     found.discard(SUITE)
-    return tuple(sorted(found)) if found else (SUITE,)
+    return quickest(mapping, found) if found else (SUITE,)
 
 
 def definitions(tree: ast.Module) -> list[tuple[str, ast.stmt]]:
@@ -189,10 +202,21 @@ def definitions(tree: ast.Module) -> list[tuple[str, ast.stmt]]:
 
 
 def tests_for(mapping: TestMap, file: str, lines: range) -> tuple[str, ...]:
+    """The tests that execute any of ``lines``, the quickest first: a kill stops the run, so the slow
+    tests (an interrupt at every instruction, the oracle's programs) run only where the quick ones pass."""
     found: set[str] = set()
     for line in lines:
         found.update(mapping.lines.get(file, {}).get(line, ()))
-    return tuple(sorted(found)) if found else (SUITE,)
+    return quickest(mapping, found) if found else (SUITE,)
+
+
+def quickest(mapping: TestMap, tests: set[str]) -> tuple[str, ...]:
+    def cost(test: str) -> tuple[float, str]:
+        # a test the run did not time costs what its whole file did
+        seconds = mapping.seconds.get(test, mapping.seconds.get(test.split("::", maxsplit=1)[0], 0.0))
+        return seconds, test
+
+    return tuple(sorted(tests, key=cost))
 
 
 def tests_of(mutant: Mutant, mapping: TestMap, root: Path, files: Sequence[str]) -> tuple[str, ...]:

@@ -70,3 +70,44 @@ def test_this_suites_tracing_tests_are_named_in_its_report(tmp_path: Path) -> No
     assert select_tests.traced_tests(junit, root) == (
         "tests/behaviour/test_result.py::test_an_outcome_interrupted_while_it_is_made_is_finalised_without_an_error",
     )
+
+
+def test_a_mutants_tests_run_the_quickest_first_by_what_each_took(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    for name in ("test_a.py", "test_b.py"):
+        (tmp_path / "tests" / name).write_text("", encoding="utf-8")
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_a" name="test_slow[1]" time="2.0" />'
+        '<testcase classname="tests.test_a" name="test_slow[2]" time="3.0" />'
+        '<testcase classname="tests.test_a" name="test_quick" time="0.5" />'
+        '<testcase classname="tests.test_b" name="test_middle" time="1.0" />'
+        "</testsuite></testsuites>",
+        encoding="utf-8",
+    )
+    seconds = select_tests.test_seconds(junit, select_tests.test_modules(tmp_path))
+    assert seconds == {
+        "tests/test_a.py::test_slow": 5.0,
+        "tests/test_a.py::test_quick": 0.5,
+        "tests/test_a.py": 5.5,
+        "tests/test_b.py::test_middle": 1.0,
+        "tests/test_b.py": 1.0,
+    }
+    # by each test, not by its file: test_a's quick test goes before test_b's, its slow one after
+    reached = ("tests/test_a.py::test_slow", "tests/test_a.py::test_quick", "tests/test_b.py::test_middle")
+    mapping = select_tests.TestMap({"m.py": {3: reached}}, (), (), seconds)
+    assert select_tests.tests_for(mapping, "m.py", range(3, 4)) == (
+        "tests/test_a.py::test_quick",
+        "tests/test_b.py::test_middle",
+        "tests/test_a.py::test_slow",
+    )
+    # a test the run did not time (a file where coverage's name and pytest's disagree) costs its file's
+    mapping = select_tests.TestMap(
+        {"m.py": {3: ("tests/test_a.py", "tests/test_b.py::test_middle")}}, (), (), seconds
+    )
+    assert select_tests.tests_for(mapping, "m.py", range(3, 4)) == (
+        "tests/test_b.py::test_middle",
+        "tests/test_a.py",
+    )
+    assert select_tests.tests_for(mapping, "m.py", range(4, 5)) == (select_tests.SUITE,)
