@@ -418,3 +418,28 @@ def test_making_a_guard_keeps_no_reference_it_took(sim: SimulatedRuntime) -> Non
         DeviceGuard.create(1, runtime=sim).unwrap().take().close()
     grew = sys.getrefcount(()) - before
     assert grew < 10
+
+
+# --- a fourth batch ---
+
+
+class _FalsyCode(SimulatedRuntime):
+    """Answers a read that succeeded with a falsy code that is not the int 0."""
+
+    __slots__ = ("success",)
+    success: object
+
+    def get_device(self) -> tuple[Any, int | None]:
+        code, index = super().get_device()
+        return (self.success if code == 0 else code), index
+
+
+@pytest.mark.parametrize("success", [None, False, 0.0], ids=repr)
+def test_a_read_that_answers_any_falsy_code_succeeded(success: object) -> None:
+    # As the reference reads a code: by its truth, whatever its type.
+    rt = _FalsyCode(2)
+    rt.success = success
+    guard = DeviceGuard.create(1, runtime=rt).unwrap()
+    assert (guard.original_device, guard.current_device) == (0, 1)
+    guard.close()
+    assert rt.current_device == 0
