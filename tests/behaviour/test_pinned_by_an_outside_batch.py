@@ -443,3 +443,17 @@ def test_a_read_that_answers_any_falsy_code_succeeded(success: object) -> None:
     assert (guard.original_device, guard.current_device) == (0, 1)
     guard.close()
     assert rt.current_device == 0
+
+
+# --- a fifth batch ---
+
+
+@pytest.mark.parametrize("value", ["PYTHON", "Compiled", " Auto "])
+def test_the_implementation_is_named_in_lower_case_only(value: str) -> None:
+    # One spelling per choice, as the docs give it: what a shell's case conventions produce is refused
+    # by name rather than read as one of them.
+    with pytest.raises(ImportError) as raised:
+        implementation._choose({implementation.IMPL_ENV: value})
+    assert str(raised.value) == (
+        f"GUARD_LIB_IMPL={value.strip()!r} names no implementation: use one of auto, compiled, python"
+    )
