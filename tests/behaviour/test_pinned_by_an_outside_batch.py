@@ -6,7 +6,10 @@ import enum
 import functools
 import gc
 import logging
+import os
+import subprocess
 import sys
+import textwrap
 import threading
 import types
 import weakref
@@ -457,3 +460,30 @@ def test_the_implementation_is_named_in_lower_case_only(value: str) -> None:
     assert str(raised.value) == (
         f"GUARD_LIB_IMPL={value.strip()!r} names no implementation: use one of auto, compiled, python"
     )
+
+
+# --- a whole sweep run, whose order of tests left these to chance ---
+
+
+def test_a_process_whose_first_borrow_is_under_use_runtime_follows_every_later_default() -> None:
+    # The core keeps the default it read last while the runtime module's dictionary is unchanged. The
+    # first read of a process decides what it holds, so the check runs in a process of its own: here its
+    # first borrow finds a default set by use_runtime. Started from this process's directory and
+    # environment, it imports the guard_lib these tests run.
+    program = textwrap.dedent(
+        """
+        from guard_lib import device
+        from guard_lib.runtime import SimulatedRuntime, use_runtime
+
+        first, second = SimulatedRuntime(2), SimulatedRuntime(2)
+        for runtime in (first, second, first):
+            with use_runtime(runtime), device(1):
+                pass
+        print(len(first.calls), len(second.calls))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False, cwd=os.getcwd()
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["6", "3"]
