@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import enum
+import functools
+import gc
+import logging
+import os
+import subprocess
+import sys
+import textwrap
 import threading
-from collections.abc import Callable
+import types
+import weakref
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from guard_lib import CallerStreamGuard, DeviceGuard, Err, GuardError, Ok, device
+from guard_lib import CallerStreamGuard, DeviceGuard, Err, GuardError, Ok, cuda_errors, device, implementation
 from guard_lib.runtime import SimulatedRuntime, use_runtime
 from guard_lib.testing import assert_leaves_device
 
@@ -156,3 +167,323 @@ def test_an_outcome_shows_its_value_as_repr_does() -> None:
     assert repr(err) == "Err(GuardError('no'))"
     assert ok.is_ok()
     assert err.is_err()
+
+
+# --- a third batch: the testing helpers, the simulated runtime's injections, messages and log records ---
+
+
+def test_assert_leaves_device_shows_the_blocks_exception_behind_its_own() -> None:
+    rt = SimulatedRuntime(2)
+    with pytest.raises(AssertionError) as raised, assert_leaves_device(rt):
+        rt.set_device(1)
+        raise ValueError("backend failed")
+    # Chained as context, and shown: the traceback tells what the block was doing when it left the device.
+    assert isinstance(raised.value.__context__, ValueError)
+    assert raised.value.__suppress_context__ is False
+
+
+class _SimulatedKind(SimulatedRuntime):
+    __slots__ = ()
+
+
+def test_assert_leaves_device_gives_no_gpu_hint_for_any_simulated_runtime() -> None:
+    rt = _SimulatedKind(2)
+    rt.fail_next("get_device", cuda_errors.INSUFFICIENT_DRIVER)
+    with pytest.raises(AssertionError) as raised, assert_leaves_device(rt):
+        pass
+    assert str(raised.value) == (
+        "assert_leaves_device: cannot read the device before the block: cudaErrorInsufficientDriver"
+    )
+
+
+@pytest.mark.parametrize("op", ["get_device", "get_device_count"])
+def test_only_set_device_can_move_the_thread_even_to_device_zero(op: str) -> None:
+    rt = SimulatedRuntime(2)
+    with pytest.raises(ValueError, match=r"^fail_next: only set_device can move the thread \(moves_to\)$"):
+        rt.fail_next(op, cuda_errors.LAUNCH_FAILURE, moves_to=0)
+    assert getattr(rt, op)()[0] == 0  # nothing was armed
+
+
+def test_a_decorated_function_keeps_the_borrow_it_was_decorated_with(sim: SimulatedRuntime) -> None:
+    borrow = device(1, runtime=sim)
+
+    @borrow
+    def where() -> int:
+        return sim.current_device
+
+    other = SimulatedRuntime(4)
+    borrow.__init__(2, runtime=other)  # type: ignore[misc]
+    assert where() == 1
+    assert other.calls == []
+
+
+def test_an_unreadable_build_note_is_as_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A note that cannot be read (a folder in its place, no permission) says nothing: the choice falls
+    # back as where the build left none, and importing guard_lib never fails for it.
+    monkeypatch.setattr(implementation, "_NOTE", str(tmp_path))
+    assert implementation._build_note() is None
+
+
+def test_a_bad_index_names_its_type_by_its_plain_name(sim: SimulatedRuntime) -> None:
+    class Handle:
+        def __repr__(self) -> str:
+            return "<handle>"
+
+    error = refusal(DeviceGuard.create(Handle(), runtime=sim))  # type: ignore[arg-type]
+    assert str(error) == "cannot select CUDA device <handle>: a device index is an int, not Handle"
+    # raised where it is made, from no other exception: nothing is chained to it
+    assert error.__context__ is None
+
+
+def test_a_generator_function_is_refused_by_its_qualified_name(sim: SimulatedRuntime) -> None:
+    class Backend:
+        def batches(self) -> Iterator[int]:
+            yield 1
+
+    with pytest.raises(TypeError) as raised:
+        device(1, runtime=sim)(Backend.batches)
+    assert str(raised.value) == (
+        "guard_lib.device cannot decorate "
+        "test_a_generator_function_is_refused_by_its_qualified_name.<locals>.Backend.batches, "
+        "a generator function: its body runs after the call returns, outside the borrow"
+    )
+
+
+def test_a_failed_restore_logs_its_values_as_the_records_arguments(
+    sim: SimulatedRuntime, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A handler that groups records by their message, or reads the devices, finds them as arguments.
+    guard = DeviceGuard.create(1, runtime=sim).unwrap()
+    sim.fail_next("set_device", cuda_errors.LAUNCH_FAILURE)
+    with caplog.at_level(logging.ERROR, logger="guard_lib"):
+        guard.close()
+    (record,) = caplog.records
+    assert record.msg == (
+        "could not restore CUDA device %d after selecting device %d: %s; "
+        "this thread may still be on device %d"
+    )
+    assert record.args == (0, 1, "cudaErrorLaunchFailure", 1)
+
+
+# --- the third batch in the core: which path a runtime is called through, and what a borrow holds ---
+
+
+class _Slotted(EntryPointRuntime):
+    """Holds its get_device and set_device in slots, as CudaRuntime does, and offers C entry points."""
+
+    __slots__ = ("get_device", "set_device")
+
+    def __init__(self, device_count: int) -> None:
+        super().__init__(device_count)
+        self.get_device = functools.partial(SimulatedRuntime.get_device, self)  # type: ignore[method-assign]
+        self.set_device = functools.partial(SimulatedRuntime.set_device, self)  # type: ignore[method-assign]
+
+
+def test_set_device_replaced_alone_in_its_slot_is_called() -> None:
+    rt = _Slotted(4)
+    with device(1, runtime=rt):
+        pass
+    switched: list[int] = []
+
+    def set_device(index: int) -> tuple[int]:
+        switched.append(index)
+        return SimulatedRuntime.set_device(rt, index)
+
+    rt.set_device = set_device  # type: ignore[method-assign]
+    rt.c_calls.clear()
+    with device(2, runtime=rt):
+        pass
+    assert switched == [2, 0]
+    assert rt.c_calls == []
+
+
+class _Either:
+    """Serves either call, by its arguments, and logs its name: two of these may change slots."""
+
+    def __init__(self, name: str, runtime: SimulatedRuntime, log: list[str]) -> None:
+        self.name, self.runtime, self.log = name, runtime, log
+
+    def __call__(self, *args: int) -> Any:
+        self.log.append(self.name)
+        if args:
+            return SimulatedRuntime.set_device(self.runtime, *args)
+        return SimulatedRuntime.get_device(self.runtime)
+
+
+def test_methods_that_changed_slots_are_called() -> None:
+    log: list[str] = []
+    rt = _Slotted(4)
+    rt.get_device, rt.set_device = _Either("A", rt, log), _Either("B", rt, log)  # type: ignore[method-assign]
+    with device(1, runtime=rt):
+        pass
+    log.clear()
+    rt.c_calls.clear()
+    rt.get_device, rt.set_device = rt.set_device, rt.get_device  # type: ignore[method-assign]
+    with device(2, runtime=rt):
+        pass
+    assert log == ["B", "A", "A"]
+    assert rt.c_calls == []
+    assert rt.current_device == 0
+
+
+def test_a_slotted_runtime_moved_to_a_class_with_its_own_get_device_is_called_through_it() -> None:
+    log: list[str] = []
+
+    class Overriding(_Slotted):
+        __slots__ = ()
+
+        def get_device(self) -> tuple[int, int | None]:
+            log.append("class get_device")
+            return SimulatedRuntime.get_device(self)
+
+    rt = _Slotted(4)
+    with device(1, runtime=rt):
+        pass
+    rt.__class__ = Overriding
+    rt.c_calls.clear()
+    with device(2, runtime=rt):
+        pass
+    assert log == ["class get_device"]
+    assert rt.c_calls == []
+
+
+class _LooksUpItself(EntryPointRuntime):
+    """Answers get_device and set_device with wrappers of its own, made by its ``__getattribute__``."""
+
+    __slots__ = ("log",)
+    log: list[str]
+
+    def __getattribute__(self, name: str) -> Any:
+        found = object.__getattribute__(self, name)
+        if name not in ("get_device", "set_device"):
+            return found
+        log: list[str] = object.__getattribute__(self, "log")
+
+        def wrapped(*args: int) -> Any:
+            log.append(name)
+            return found(*args)
+
+        return wrapped
+
+
+def test_a_runtime_that_looks_up_its_own_attributes_is_called_through_them() -> None:
+    rt = _LooksUpItself(2)
+    rt.log = []
+    with device(1, runtime=rt):
+        pass
+    assert rt.log == ["get_device", "set_device", "set_device"]
+    assert rt.c_calls == []
+
+
+class _Open(EntryPointRuntime):
+    """Offers C entry points, with a ``__dict__`` of its own."""
+
+
+def test_a_runtime_with_its_methods_in_its_dict_is_not_kept_alive() -> None:
+    rt = _Open(2)
+    rt.get_device = types.MethodType(SimulatedRuntime.get_device, rt)  # type: ignore[method-assign]
+    rt.set_device = types.MethodType(SimulatedRuntime.set_device, rt)  # type: ignore[method-assign]
+    with device(1, runtime=rt):
+        pass
+    gone = weakref.ref(rt)
+    del rt
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_runtimes_dict_is_looked_at_without_a_reference_kept() -> None:
+    class Payload:
+        pass
+
+    rt = _Open(2)
+    rt.payload = Payload()  # type: ignore[attr-defined]
+    with device(1, runtime=rt):
+        pass
+    before = sys.getrefcount(rt.__dict__)
+    for _ in range(100):
+        with device(1, runtime=rt):
+            pass
+    # a reference kept per borrow would be a hundred; the few around the count are the test's own
+    grew = sys.getrefcount(rt.__dict__) - before
+    assert grew < 10
+    held = weakref.ref(rt.payload)  # type: ignore[attr-defined]
+    del rt
+    gc.collect()
+    assert held() is None
+
+
+def test_making_a_guard_keeps_no_reference_it_took(sim: SimulatedRuntime) -> None:
+    # The core makes each guard with an empty tuple of arguments. From Python 3.12 the empty tuple is
+    # immortal and its count never moves; before, a reference kept per guard shows here.
+    DeviceGuard.create(1, runtime=sim).unwrap().take().close()
+    before = sys.getrefcount(())
+    for _ in range(100):
+        DeviceGuard.create(1, runtime=sim).unwrap().take().close()
+    grew = sys.getrefcount(()) - before
+    assert grew < 10
+
+
+# --- a fourth batch ---
+
+
+class _FalsyCode(SimulatedRuntime):
+    """Answers a read that succeeded with a falsy code that is not the int 0."""
+
+    __slots__ = ("success",)
+    success: object
+
+    def get_device(self) -> tuple[Any, int | None]:
+        code, index = super().get_device()
+        return (self.success if code == 0 else code), index
+
+
+@pytest.mark.parametrize("success", [None, False, 0.0], ids=repr)
+def test_a_read_that_answers_any_falsy_code_succeeded(success: object) -> None:
+    # As the reference reads a code: by its truth, whatever its type.
+    rt = _FalsyCode(2)
+    rt.success = success
+    guard = DeviceGuard.create(1, runtime=rt).unwrap()
+    assert (guard.original_device, guard.current_device) == (0, 1)
+    guard.close()
+    assert rt.current_device == 0
+
+
+# --- a fifth batch ---
+
+
+@pytest.mark.parametrize("value", ["PYTHON", "Compiled", " Auto "])
+def test_the_implementation_is_named_in_lower_case_only(value: str) -> None:
+    # One spelling per choice, as the docs give it: what a shell's case conventions produce is refused
+    # by name rather than read as one of them.
+    with pytest.raises(ImportError) as raised:
+        implementation._choose({implementation.IMPL_ENV: value})
+    assert str(raised.value) == (
+        f"GUARD_LIB_IMPL={value.strip()!r} names no implementation: use one of auto, compiled, python"
+    )
+
+
+# --- a whole sweep run, whose order of tests left these to chance ---
+
+
+def test_a_process_whose_first_borrow_is_under_use_runtime_follows_every_later_default() -> None:
+    # The core keeps the default it read last while the runtime module's dictionary is unchanged. The
+    # first read of a process decides what it holds, so the check runs in a process of its own: here its
+    # first borrow finds a default set by use_runtime. Started from this process's directory and
+    # environment, it imports the guard_lib these tests run.
+    program = textwrap.dedent(
+        """
+        from guard_lib import device
+        from guard_lib.runtime import SimulatedRuntime, use_runtime
+
+        first, second = SimulatedRuntime(2), SimulatedRuntime(2)
+        for runtime in (first, second, first):
+            with use_runtime(runtime), device(1):
+                pass
+        print(len(first.calls), len(second.calls))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False, cwd=os.getcwd()
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["6", "3"]
