@@ -25,11 +25,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mutation_common import load_results
-from mutation_engine_inputs import attach_sweep, load_critical
-from mutation_evaluation import evaluate
-from mutation_gate_config import load_gate_config
+from mutation_engine_inputs import judge_runs, runs_from_files
 from mutation_lines import line_engines
+from mutation_model import SWEEP
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,32 +48,27 @@ def measure(out: Path) -> dict[str, Any]:
         "critical": _timed([py, "scripts/critical_mutants.py", "run", "--json", str(critical_json)]),
     }
     config = ROOT / "mutation_config.toml"
-    ev = evaluate(
-        load_results(mutmut_json, hint="mutation_run.py run"),
-        load_gate_config(config),
-        load_critical(critical_json),
-    )
-    attach_sweep(ev, sweep_json, config)
+    ev = judge_runs(runs_from_files(mutmut_json, critical_json, sweep_json), config)
     assert ev.sweep is not None
-    assert ev.sweep_results is not None
+    sweep = ev.runs[SWEEP]
     coverage = line_engines(ev)
     assert coverage is not None
     critical = ev.critical or []
     engines: dict[str, dict[str, Any]] = {
         "mutmut": {
-            "mutants": len(ev.results.mutants),
+            "mutants": len(ev.mutmut.records),
             "killed": len(ev.killed),
             "reviewed_equivalent": len(ev.equivalent_of),
             "not_killed": len(ev.survivors),
-            "statuses": dict(Counter(m.status for m in ev.results.mutants)),
+            "statuses": dict(Counter(r.outcome.status for r in ev.mutmut.records)),
         },
         "sweep": {
-            "mutants": len(ev.sweep_results.results),
+            "mutants": len(sweep.records),
             "killed": len(ev.sweep.killed),
             "reviewed_equivalent": len(ev.sweep.equivalent),
             "not_killed": len(ev.sweep.survivors),
-            "skipped_before_running": ev.sweep_results.skipped,
-            "by_operator": dict(Counter(r.mutant.operator for r in ev.sweep_results.results)),
+            "skipped_before_running": sweep.facts.get("skipped", {}),
+            "by_operator": dict(Counter(r.mutant.operator for r in sweep.records)),
         },
         "critical": {
             "mutants": len(critical),

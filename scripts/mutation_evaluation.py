@@ -1,49 +1,48 @@
-"""The gate's judgement: every engine's mutants classed killed, equivalent, skipped or not killed; findings.
+"""The gate's judgement: every engine's run of records classed killed, equivalent, skipped or not killed.
 
-mutmut's statuses, the reviewed equivalents and the other engines' results meet here in one
-``Evaluation``; the gate prints its decision and the report renders the same object.
+The runs (``mutation_model.Run``, one per engine, as the store holds them) and the reviewed equivalents
+meet here in one ``Evaluation``; the gate prints its decision and the report renders the same object.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mutation_common import MutantRecord, Results, diff_sides, natural_key, universe_of
+from mutation_common import diff_sides
 from mutation_gate_config import Equivalent, GateConfig, equivalent_matches
-from mutation_io import InputError
-from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Verdict, mutant_key
+from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Record, Run, Verdict
 from mutation_sweep.judge import Judgement
-from mutation_sweep.results import SweepResults
 from mutation_sweep.work_item import INVALID
-from mutation_sweep.work_item import Result as SweepResult
 
 KILLED = {"killed", "caught by type check", "timeout", "segfault"}
 SURVIVED = {"survived"}
 UNEXCUSABLE = {"no tests", "suspicious", "check was interrupted by user"}
 EXCLUDED = {"skipped"}
-INCOMPLETE = {"not checked"}
-KNOWN = KILLED | SURVIVED | UNEXCUSABLE | EXCLUDED | INCOMPLETE
 
 
 @dataclass
 class Evaluation:
     """Everything the gate decided; the report renders the same object."""
 
-    results: Results
+    runs: Mapping[str, Run]  # by engine; mutmut's is always there
     config: GateConfig
-    killed: list[MutantRecord] = field(default_factory=list)
-    survivors: list[MutantRecord] = field(default_factory=list)
-    excluded: list[MutantRecord] = field(default_factory=list)
+    killed: list[Record] = field(default_factory=list)  # mutmut's, as the score counts them
+    survivors: list[Record] = field(default_factory=list)
+    excluded: list[Record] = field(default_factory=list)
     equivalent_of: dict[str, Equivalent] = field(default_factory=dict)
     stale: list[Equivalent] = field(default_factory=list)
     out_of_scope: list[Equivalent] = field(default_factory=list)
     other_shards: list[Equivalent] = field(default_factory=list)  # a shard cannot say they are stale
     ambiguous: list[tuple[Equivalent, list[str]]] = field(default_factory=list)
     refuted: list[tuple[Equivalent, list[str]]] = field(default_factory=list)
-    critical: list[JudgedMutant] | None = None  # the harness's verdicts, judged as they are read
+    critical: list[JudgedMutant] | None = None  # the harness's verdicts
     sweep: Judgement | None = None
-    sweep_results: SweepResults | None = None
+
+    @property
+    def mutmut(self) -> Run:
+        return self.runs[MUTMUT]
 
     @property
     def counted(self) -> int:
@@ -71,9 +70,9 @@ class Evaluation:
                 f"({len(self.survivors)} unreviewed survivor(s) of {self.counted})"
             )
             # below min_score every unreviewed survivor is part of the finding; above it they are tolerated
-            for mutant in self.survivors:
-                where = f"{mutant.file}:{mutant.line}"
-                found.append(f"{mutant.status}: {mutant.name} ({where}) {_first_added(mutant)}")
+            for r in self.survivors:
+                where = f"{r.mutant.file}:{r.mutant.line}"
+                found.append(f"{r.outcome.status}: {r.mutant.id} ({where}) {_first_added(r)}")
         for entry in self.stale:
             found.append(f"stale {entry.describe()}: matches no current mutant; update or delete it")
         for entry, names in self.ambiguous:
@@ -154,9 +153,9 @@ def tally(ev: Evaluation) -> list[EngineTally]:
 
 
 def judged(ev: Evaluation) -> list[JudgedMutant]:
-    """Every engine's mutants as the one model the counts and the reports read; mutmut's, the sweep's,
-    then the harness's, each in its own order."""
-    found = [_judged_mutmut(m, ev) for m in sorted(ev.results.mutants, key=lambda m: natural_key(m.name))]
+    """Every engine's records as the one model the counts and the reports read: mutmut's, the sweep's,
+    then the harness's, each in its run's order."""
+    found = [_judged_mutmut(r, ev) for r in ev.mutmut.records]
     if ev.sweep is not None:
         reviewed = {r.mutant.id: e.reason for r, e in ev.sweep.equivalent}
         killed = {r.mutant.id for r in ev.sweep.killed}
@@ -171,148 +170,73 @@ def judged(ev: Evaluation) -> list[JudgedMutant]:
     return found
 
 
-def _judged_sweep(result: SweepResult, killed: set[str], reviewed: dict[str, str]) -> JudgedMutant:
-    m = result.mutant
-    note = reviewed.get(m.id, "")
+def _judged_sweep(record: Record, killed: set[str], reviewed: dict[str, str]) -> JudgedMutant:
+    m = record.mutant
     if m.id in killed:
-        verdict = Verdict.KILLED
-    elif result.verdict == INVALID:
-        verdict, note = Verdict.SKIPPED, result.detail or "Cython refuses to translate it"
-    elif m.id in reviewed:
-        verdict = Verdict.EQUIVALENT
-    else:
-        verdict = Verdict.NOT_KILLED
-    return JudgedMutant(
-        engine=SWEEP,
-        id=m.id,
-        key=m.key,
-        file=m.file,
-        scope=m.scope,
-        operator=m.operator,
-        original=m.original,
-        replacement=m.mutated,
-        status=result.verdict,
-        verdict=verdict,
-        line=m.line,
-        end_line=m.end_line,
-        note=note,
-        killed_by=(result.failed,) if result.failed else (),
-        duration=result.duration,
-    )
+        return JudgedMutant.of(record, Verdict.KILLED, reviewed.get(m.id, ""))
+    if record.outcome.status == INVALID:
+        return JudgedMutant.of(
+            record, Verdict.SKIPPED, record.outcome.detail or "Cython refuses to translate it"
+        )
+    if m.id in reviewed:
+        return JudgedMutant.of(record, Verdict.EQUIVALENT, reviewed[m.id])
+    return JudgedMutant.of(record, Verdict.NOT_KILLED)
 
 
-def _judged_mutmut(mutant: MutantRecord, ev: Evaluation) -> JudgedMutant:
-    equivalent = ev.equivalent_of.get(mutant.name)
-    if mutant.status in KILLED:
+def _judged_mutmut(record: Record, ev: Evaluation) -> JudgedMutant:
+    equivalent = ev.equivalent_of.get(record.mutant.id)
+    status = record.outcome.status
+    if status in KILLED:
         verdict = Verdict.KILLED
     elif equivalent is not None:
         verdict = Verdict.EQUIVALENT
-    elif mutant.status in EXCLUDED:
+    elif status in EXCLUDED:
         verdict = Verdict.SKIPPED
     else:
         verdict = Verdict.NOT_KILLED
-    scope = mutant.parsed.qualname
-    return JudgedMutant(
-        engine=MUTMUT,
-        id=mutant.name,
-        key=mutant_key(mutant.file, scope, mutant.mutator, mutant.original, mutant.replacement),
-        file=mutant.file,
-        scope=scope,
-        operator=mutant.mutator,
-        original=mutant.original,
-        replacement=mutant.replacement,
-        status=mutant.status,
-        verdict=verdict,
-        line=mutant.line,
-        end_line=mutant.end_line,
-        column=mutant.column,
-        end_column=mutant.end_column,
-        note=equivalent.reason if equivalent is not None else "",
-        duration=mutant.duration,
-        diff=mutant.diff,
-    )
+    return JudgedMutant.of(record, verdict, equivalent.reason if equivalent is not None else "")
 
 
-def _first_added(mutant: MutantRecord) -> str:
-    _, added = diff_sides(mutant.diff)
+def _first_added(record: Record) -> str:
+    _, added = diff_sides(record.mutant.diff)
     return f"-> {added[0]}" if added else ""
 
 
-def _check_complete(results: Results) -> None:
-    unknown = sorted({m.status for m in results.mutants} - KNOWN)
-    if unknown:
-        raise InputError(f"results hold unknown mutmut status(es) {unknown}; is this mutmut 3.8?")
-    incomplete = [m.name for m in results.mutants if m.status in INCOMPLETE]
-    if incomplete:
-        raise InputError(
-            f"{len(incomplete)} mutant(s) were never checked (e.g. {incomplete[0]}); the mutmut run was cut "
-            "short. Re-run `python scripts/mutation_run.py run` (or `mutmut run`) and export again."
-        )
-
-
-def _check_whole(results: Results) -> None:
-    """The results are their whole run, or exactly the share of a declared shard: never less."""
-    universe = results.universe
-    count = universe.get("count")
-    if not isinstance(count, int) or isinstance(count, bool) or not universe.get("sha256"):
-        raise InputError(
-            "the results carry no 'universe' (the mutant list their run was cut from), so nothing shows "
-            "they are whole; export them with `python scripts/mutation_run.py run` or `merge`"
-        )
-    names = [m.name for m in results.mutants]
-    if results.shard is None:
-        if universe_of(names) != universe:
-            raise InputError(
-                f"the results hold {len(names)} of the {count} mutants of their run and declare no shard; "
-                "a partial run cannot pass the gate (run them all, or merge every shard)"
+def evaluate(runs: Mapping[str, Run], config: GateConfig, sweep: Judgement | None = None) -> Evaluation:
+    """``runs`` by engine (mutmut's required); ``sweep``: the sweep's run judged against its reviews."""
+    ev = Evaluation(runs=runs, config=config, sweep=sweep)
+    if CRITICAL in runs:
+        ev.critical = [
+            JudgedMutant.of(
+                r,
+                Verdict.KILLED if r.outcome.status == "killed" else Verdict.NOT_KILLED,
+                r.outcome.detail,
             )
-        if count == 0 and results.scope.get("kind", "full") == "full":
-            raise InputError(
-                "a whole-package run with no mutants: mutmut generated none, so nothing was tested"
-            )
-        return
-    index, shards = results.shard.get("index"), results.shard.get("count")
-    if not (isinstance(index, int) and isinstance(shards, int) and 1 <= index <= shards):
-        raise InputError(
-            f"'shard' must be {{'index': I, 'count': N}} with 1 <= I <= N, got {results.shard!r}"
-        )
-    expected = len(range(index - 1, count, shards))
-    if len(names) != expected:
-        raise InputError(
-            f"shard {index}/{shards} of {count} mutants must hold {expected}, holds {len(names)}; "
-            "the shard's run was cut short or its file was edited"
-        )
-
-
-def evaluate(results: Results, config: GateConfig, critical: list[JudgedMutant] | None = None) -> Evaluation:
-    _check_complete(results)
-    _check_whole(results)
-    ev = Evaluation(results=results, config=config, critical=critical)
-    _match_equivalents(ev, results, config)
-    for mutant in sorted(results.mutants, key=lambda m: natural_key(m.name)):
-        if mutant.status in KILLED:
-            ev.killed.append(mutant)
-        elif mutant.name in ev.equivalent_of or mutant.status in EXCLUDED:
-            ev.excluded.append(mutant)
+            for r in runs[CRITICAL].records
+        ]
+    _match_equivalents(ev, ev.mutmut, config)
+    for record in ev.mutmut.records:
+        status = record.outcome.status
+        if status in KILLED:
+            ev.killed.append(record)
+        elif record.mutant.id in ev.equivalent_of or status in EXCLUDED:
+            ev.excluded.append(record)
         else:
-            ev.survivors.append(mutant)
+            ev.survivors.append(record)
     return ev
 
 
-def _match_equivalents(ev: Evaluation, results: Results, config: GateConfig) -> None:
+def _match_equivalents(ev: Evaluation, run: Run, config: GateConfig) -> None:
     """Sort each reviewed entry into equivalent, stale, out of scope, ambiguous or refuted."""
-    in_scope = _functions_in_scope(results)
     for entry in config.equivalents:
-        hits = sorted(
-            (m for m in results.mutants if equivalent_matches(entry, m)), key=lambda m: natural_key(m.name)
-        )
+        hits = [r for r in run.records if equivalent_matches(entry, r.mutant)]
         if len(hits) > 1 and not _same_edit_everywhere(hits):
-            ev.ambiguous.append((entry, [m.name for m in hits]))
+            ev.ambiguous.append((entry, [r.mutant.id for r in hits]))
         elif not hits:
-            if results.shard is not None:
+            if run.shard is not None:
                 # its mutant may sit in another shard; the merged results judge staleness
                 ev.other_shards.append(entry)
-            elif in_scope is None or entry.function in in_scope:
+            elif run.functions is None or entry.function in run.functions:
                 ev.stale.append(entry)
             else:
                 # a scoped run (changed-since) did not generate this function's mutants at all
@@ -322,17 +246,10 @@ def _match_equivalents(ev: Evaluation, results: Results, config: GateConfig) -> 
             # of one function, which no `removed` can tell apart. The review answers for each of its
             # mutants that survived; one that no test reached ("no tests") stays not killed, whatever
             # the review says; a review whose every mutant is killed is wrong (or no longer needed).
-            ev.equivalent_of.update((m.name, entry) for m in hits if m.status in SURVIVED)
-            if all(m.status in KILLED for m in hits):
-                ev.refuted.append((entry, [m.name for m in hits]))
+            ev.equivalent_of.update((r.mutant.id, entry) for r in hits if r.outcome.status in SURVIVED)
+            if all(r.outcome.status in KILLED for r in hits):
+                ev.refuted.append((entry, [r.mutant.id for r in hits]))
 
 
-def _same_edit_everywhere(hits: list[MutantRecord]) -> bool:
-    return len({tuple(map(tuple, diff_sides(m.diff))) for m in hits}) == 1
-
-
-def _functions_in_scope(results: Results) -> set[str] | None:
-    """Functions whose mutants this result covers, or None for a whole-package run."""
-    if results.scope.get("kind", "full") == "full":
-        return None
-    return set(results.scope.get("functions") or {m.parsed.function for m in results.mutants})
+def _same_edit_everywhere(hits: list[Record]) -> bool:
+    return len({tuple(map(tuple, diff_sides(r.mutant.diff))) for r in hits}) == 1

@@ -28,11 +28,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mutation_common import load_results
-from mutation_engine_inputs import attach_sweep, check_critical_complete, load_critical
-from mutation_evaluation import evaluate, tally
-from mutation_gate_config import load_gate_config
+from mutation_engine_inputs import judge_runs, runs_from_files
+from mutation_evaluation import Evaluation, tally
 from mutation_io import InputError, add_input_arguments, check_output
+from mutation_model import Run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,40 +46,27 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.json is not None:
-            check_output(args.json, "--json")
-        results = load_results(args.results, hint="python scripts/mutation_run.py run")
-        config = load_gate_config(args.config)
-        critical = load_critical(args.critical) if args.critical else None
-        if critical is not None:
-            check_critical_complete(critical, args.config)
-        ev = evaluate(results, config, critical)
-        if args.sweep:
-            attach_sweep(ev, args.sweep, args.config)
+        runs = runs_from_files(args.results, args.critical, args.sweep)
     except InputError as exc:
         print(f"mutation gate: error: {exc}", file=sys.stderr)
         return 2
-    if ev.survivors and ev.score is not None and ev.score >= config.min_score:
-        print(f"  {len(ev.survivors)} survivor(s) tolerated by min_score {config.min_score:g}%")
-    shard = results.shard
-    judged = f"shard {shard['index']}/{shard['count']} alone" if shard else results.scope.get("kind", "full")
-    print(f"mutation gate ({judged}): {ev.score_text()}")
-    for count in tally(ev):
-        print(f"  {count.describe()}")
-    for entry in ev.out_of_scope:
-        print(f"  not in this run's scope: {entry.describe()}")
-    if ev.other_shards:
-        print(
-            f"  {len(ev.other_shards)} reviewed equivalent(s) match no mutant of this shard; "
-            "the merged results judge whether they are stale"
-        )
-    if ev.sweep is not None and ev.sweep.shard:
-        shard = ev.sweep.shard
-        print(f"  the sweep's results are shard {shard['index']}/{shard['count']}, judged alone")
+    return gate(runs, args.config, args.json)
+
+
+def gate(runs: Sequence[Run], config: Path, as_json: Path | None = None) -> int:
+    """The decision over ``runs`` (one per engine), printed; 0 passes, 1 a finding, 2 bad input."""
+    try:
+        if as_json is not None:
+            check_output(as_json, "--json")
+        ev = judge_runs(runs, config)
+    except InputError as exc:
+        print(f"mutation gate: error: {exc}", file=sys.stderr)
+        return 2
+    _print_decision(ev)
     findings = ev.findings()
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(
+    if as_json:
+        as_json.parent.mkdir(parents=True, exist_ok=True)
+        as_json.write_text(
             json.dumps(
                 {
                     "passed": not findings,
@@ -101,6 +87,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print("PASSED")
     return 0
+
+
+def _print_decision(ev: Evaluation) -> None:
+    config, mutmut = ev.config, ev.mutmut
+    if ev.survivors and ev.score is not None and ev.score >= config.min_score:
+        print(f"  {len(ev.survivors)} survivor(s) tolerated by min_score {config.min_score:g}%")
+    judged = f"shard {mutmut.shard[0]}/{mutmut.shard[1]} alone" if mutmut.shard else mutmut.scope
+    print(f"mutation gate ({judged}): {ev.score_text()}")
+    for engine in tally(ev):
+        print(f"  {engine.describe()}")
+    for entry in ev.out_of_scope:
+        print(f"  not in this run's scope: {entry.describe()}")
+    if ev.other_shards:
+        print(
+            f"  {len(ev.other_shards)} reviewed equivalent(s) match no mutant of this shard; "
+            "the merged results judge whether they are stale"
+        )
+    if ev.sweep is not None and ev.sweep.shard:
+        index, count = ev.sweep.shard
+        print(f"  the sweep's results are shard {index}/{count}, judged alone")
 
 
 if __name__ == "__main__":

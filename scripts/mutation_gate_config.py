@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutation_common import MutantRecord, diff_sides, normalise_code
+from mutation_common import diff_sides, normalise_code
 from mutation_config_file import reviewed
 from mutation_io import InputError, read_mutation_config
+from mutation_model import Mutant
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,8 @@ def load_gate_config(path: Path) -> GateConfig:
     return GateConfig(float(min_score), tuple(entries))
 
 
-def equivalent_matches(entry: Equivalent, mutant: MutantRecord) -> bool:
-    if mutant.parsed.function != entry.function:
+def equivalent_matches(entry: Equivalent, mutant: Mutant) -> bool:
+    if mutant.function != entry.function:
         return False
     removed, added = diff_sides(mutant.diff)
     if normalise_code("\n".join(added)) != normalise_code(entry.diff):

@@ -259,6 +259,6 @@ def _html_sweep(ev: Evaluation) -> list[str]:
 
 
 def _diffs(ev: Evaluation) -> dict[str, str]:
-    found = {m.name: m.diff for m in ev.results.mutants}
+    found = {r.mutant.id: r.mutant.diff for r in ev.mutmut.records}
     found.update({f"critical:{c.id}": c.diff for c in ev.critical or []})
     return found

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mutation_evaluation import Evaluation
 from mutation_io import repo_text
-from mutation_model import JudgedMutant
+from mutation_model import SWEEP, JudgedMutant
 from mutation_sweep.line_coverage import LineCoverage, line_coverage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,17 +34,18 @@ ENGINES = ("sweep", "mutmut", "critical", SET_ASIDE)
 def line_engines(ev: Evaluation) -> LineCoverage | None:
     """Which engines mutated each executable line of the package, when the sweep's results say which lines
     are executable."""
-    if ev.sweep_results is None:
+    sweep = ev.runs.get(SWEEP)
+    if sweep is None:
         return None
-    hits: list[tuple[str, str, int]] = [
-        ("sweep", r.mutant.file, r.mutant.line) for r in ev.sweep_results.results
-    ]
-    hits += [(SET_ASIDE, file, line) for file, lines in ev.sweep_results.set_aside.items() for line in lines]
-    hits += [("mutmut", m.file, m.line) for m in ev.results.mutants]
+    hits: list[tuple[str, str, int]] = [("sweep", r.mutant.file, r.mutant.line) for r in sweep.records]
+    set_aside: dict[str, list[int]] = sweep.facts.get("set_aside", {})
+    hits += [(SET_ASIDE, file, line) for file, lines in set_aside.items() for line in lines]
+    hits += [("mutmut", r.mutant.file, r.mutant.line) for r in ev.mutmut.records]
     for crit in ev.critical or []:
         source = source_of(crit.file)
         hits.append(("critical", crit.file, critical_line(crit, source)))
-    return line_coverage(ev.sweep_results.executable, hits)
+    executable: dict[str, list[int]] = sweep.facts.get("executable", {})
+    return line_coverage(executable, hits)
 
 
 def coverage_lines(coverage: LineCoverage) -> list[str]:

@@ -19,14 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mutation_common import load_results
-from mutation_engine_inputs import attach_sweep, load_critical
-from mutation_evaluation import Evaluation, evaluate, judged, tally
-from mutation_gate_config import load_gate_config
+from mutation_engine_inputs import judge_runs, runs_from_files
+from mutation_evaluation import Evaluation, judged, tally
 from mutation_html import render_html
 from mutation_io import InputError, add_input_arguments, check_output, read_toml
 from mutation_lines import coverage_lines, critical_line, line_engines, one_line, source_of
-from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Verdict
+from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Run, Verdict
 from mutmut_coverage import analyse
 
 # each engine's own word -> mutation-testing-elements status; a reviewed equivalent is "Ignored" whatever
@@ -75,10 +73,11 @@ def schema_report(ev: Evaluation) -> dict[str, Any]:
     """The mutation-testing-elements JSON: every engine's mutants, one row each, from the one model."""
     high = int(ev.config.min_score)
     files: dict[str, dict[str, Any]] = {}
+    sources: dict[str, str] = ev.mutmut.facts.get("sources", {})
     for mutant in judged(ev):
         path = mutant.file or f"({mutant.engine})"
         if path not in files:
-            source = ev.results.sources.get(path)
+            source = sources.get(path)
             if source is None:
                 source = source_of(path)
             files[path] = {"language": "python", "source": source or "", "mutants": []}
@@ -88,11 +87,19 @@ def schema_report(ev: Evaluation) -> dict[str, Any]:
         "thresholds": {"high": high, "low": max(0, high - 20)},
         "projectRoot": ".",
         "files": files,
-        "framework": {"name": "mutmut", "version": ev.results.mutmut_version or "unknown"},
-        "config": {"min_score": ev.config.min_score, "scope": ev.results.scope},
+        "framework": {"name": "mutmut", "version": ev.mutmut.facts.get("mutmut_version") or "unknown"},
+        "config": {"min_score": ev.config.min_score, "scope": _scope(ev.mutmut)},
         # the count every other output prints, per engine
         "tally": [t.to_json() for t in tally(ev)],
     }
+
+
+def _scope(run: Run) -> dict[str, Any]:
+    return (
+        {"kind": run.scope}
+        if run.functions is None
+        else {"kind": run.scope, "functions": list(run.functions)}
+    )
 
 
 def schema_item(mutant: JudgedMutant, source: str) -> dict[str, Any]:
@@ -153,8 +160,7 @@ def render_markdown(ev: Evaluation, *, max_rows: int = 50, seen: str | None = No
     lines = [
         "## Mutation testing",
         "",
-        f"**Gate: {'PASSED' if not findings else 'FAILED'}** · {ev.score_text()} "
-        f"· scope: {ev.results.scope.get('kind', 'full')}",
+        f"**Gate: {'PASSED' if not findings else 'FAILED'}** · {ev.score_text()} · scope: {ev.mutmut.scope}",
         "",
         "| engine | mutants | killed | reviewed equivalent | skipped | not killed | score |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -168,13 +174,18 @@ def render_markdown(ev: Evaluation, *, max_rows: int = 50, seen: str | None = No
     ]
     if ev.survivors:
         lines += ["### Not killed", "", "| mutant | status | where | mutation |", "| --- | --- | --- | --- |"]
-        for m in ev.survivors[:max_rows]:
-            change = f"`{_cell(m.original or '∅')}` → `{_cell(m.replacement or '∅')}`"
-            lines.append(f"| `{m.name}` | {m.status} | {m.file}:{m.line} | {change} |")
+        for r in ev.survivors[:max_rows]:
+            m = r.mutant
+            change = f"`{_cell(m.original or '∅')}` → `{_cell(m.mutated or '∅')}`"
+            lines.append(f"| `{m.id}` | {r.outcome.status} | {m.file}:{m.line} | {change} |")
         if len(ev.survivors) > max_rows:
             lines.append(f"| … {len(ev.survivors) - max_rows} more in the HTML report | | | |")
         lines.append("")
-    other = [f for f in findings if not any(f.startswith(f"{m.status}: {m.name}") for m in ev.survivors)]
+    other = [
+        f
+        for f in findings
+        if not any(f.startswith(f"{r.outcome.status}: {r.mutant.id}") for r in ev.survivors)
+    ]
     if other:
         lines += ["### Other findings", "", *(f"- {_cell(f)}" for f in other), ""]
     coverage = line_engines(ev)
@@ -182,7 +193,7 @@ def render_markdown(ev: Evaluation, *, max_rows: int = 50, seen: str | None = No
         lines += [
             "### The sweep: every executable line",
             "",
-            f"Set aside before running: {ev.sweep_results.skipped if ev.sweep_results else {}}.",
+            f"Set aside before running: {ev.runs[SWEEP].facts.get('skipped', {})}.",
             "",
             *coverage_lines(coverage),
             "",
@@ -224,24 +235,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("mutation report: error: give at least one of --json, --html, --markdown", file=sys.stderr)
         return 2
     try:
-        for option, path in (("--json", args.json), ("--html", args.html), ("--markdown", args.markdown)):
-            if path is not None and str(path) != "-":
-                check_output(path, option)
-        results = load_results(args.results, hint="python scripts/mutation_run.py run")
-        ev = evaluate(
-            results, load_gate_config(args.config), load_critical(args.critical) if args.critical else None
-        )
-        if args.sweep:
-            attach_sweep(ev, args.sweep, args.config)
-        seen = visibility(args.pyproject)
+        runs = runs_from_files(args.results, args.critical, args.sweep)
     except InputError as exc:
         print(f"mutation report: error: {exc}", file=sys.stderr)
         return 2
-    report = schema_report(ev)
+    return report(
+        runs,
+        args.config,
+        json_out=args.json,
+        html=args.html,
+        markdown=args.markdown,
+        pyproject=args.pyproject,
+    )
+
+
+def report(
+    runs: Sequence[Run],
+    config: Path,
+    *,
+    json_out: Path | None = None,
+    html: Path | None = None,
+    markdown: Path | None = None,
+    pyproject: Path = Path("pyproject.toml"),
+) -> int:
+    """The report of ``runs`` (one per engine) in each format asked for; 0 written, 2 bad input."""
+    try:
+        for option, path in (("--json", json_out), ("--html", html), ("--markdown", markdown)):
+            if path is not None and str(path) != "-":
+                check_output(path, option)
+        ev = judge_runs(runs, config)
+        seen = visibility(pyproject)
+    except InputError as exc:
+        print(f"mutation report: error: {exc}", file=sys.stderr)
+        return 2
+    schema = schema_report(ev)
     outputs = [
-        (args.json, json.dumps(report, indent=2, ensure_ascii=False) + "\n"),
-        (args.html, render_html(ev, report, seen)),
-        (args.markdown, render_markdown(ev, seen=seen)),
+        (json_out, json.dumps(schema, indent=2, ensure_ascii=False) + "\n"),
+        (html, render_html(ev, schema, seen)),
+        (markdown, render_markdown(ev, seen=seen)),
     ]
     for path, text in outputs:
         if path is None:

@@ -30,12 +30,18 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import scoped, side_by_side
 from . import store as stores
 from .engines import ENGINES, REGISTRY_ERROR, RunOptions, engine_of
 
+if TYPE_CHECKING:
+    from mutation_model import Run
+
 DEFAULT_STORE = Path("reports/mutation-store.json")
+DEFAULT_CONFIG = Path("mutation_config.toml")
+OUTPUTS = ("json", "html", "markdown")
 EXIT_BAD_INPUT = 2
 
 
@@ -196,42 +202,33 @@ def cmd_show(args: argparse.Namespace) -> int:
     return engine_of(args.id).show(args.id)
 
 
-def _engine_files(held: stores.Store, scratch: Path, where: Path) -> list[str]:
-    """The store's results as the files and options the report and the gate read."""
+def _runs(held: stores.Store, where: Path) -> list[Run]:
+    """The store's whole runs, which are all the report and the gate read."""
     if held.shards:
         raise UsageError(f"{where}: its runs are not complete ({'; '.join(held.missing())})")
-    if "mutmut" not in held.engines:
+    if "mutmut" not in held.runs:
         raise UsageError(f"{where}: holds no mutmut results, which the report and the gate start from")
-    argv: list[str] = []
-    for name, document in held.engines.items():
-        path = scratch / f"{name}.json"
-        path.write_text(json.dumps(document), encoding="utf-8")
-        argv += [ENGINES[name].report_option, str(path)]
-    return argv
+    return list(held.runs.values())
 
 
-def _config(args: argparse.Namespace) -> list[str]:
-    return [] if args.config is None else ["--config", str(args.config)]
+def _config(args: argparse.Namespace) -> Path:
+    return DEFAULT_CONFIG if args.config is None else Path(args.config)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from mutation_report import main as report
+    from mutation_report import report
 
-    held = stores.load(args.store)
-    outputs: list[str] = []
-    for option in ("json", "html", "markdown"):
-        if getattr(args, option):
-            outputs += [f"--{option}", getattr(args, option)]
-    with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
-        return report([*_engine_files(held, Path(scratch), args.store), *_config(args), *outputs])
+    runs = _runs(stores.load(args.store), args.store)
+    paths = {
+        option: None if getattr(args, option) is None else Path(getattr(args, option)) for option in OUTPUTS
+    }
+    return report(runs, _config(args), json_out=paths["json"], html=paths["html"], markdown=paths["markdown"])
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from mutation_gate import main as gate
+    from mutation_gate import gate
 
-    held = stores.load(args.store)
-    with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
-        return gate([*_engine_files(held, Path(scratch), args.store), *_config(args)])
+    return gate(_runs(stores.load(args.store), args.store), _config(args))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -294,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="one report of every engine in the store")
     with_store(report)
     with_config(report)
-    for option in ("json", "html", "markdown"):
+    for option in OUTPUTS:
         report.add_argument(f"--{option}", metavar="FILE")
     report.set_defaults(func=cmd_report)
 

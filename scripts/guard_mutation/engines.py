@@ -16,9 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .scoped import Judged
+
+if TYPE_CHECKING:
+    from mutation_model import Run
 
 
 class EngineError(Exception):
@@ -60,7 +63,6 @@ def _written(write: Callable[[Path], None]) -> dict[str, Any]:
 class Engine:
     name: str
     summary: str
-    report_option: str  # how mutation_report.py and mutation_gate.py take its results
     run: Callable[[RunOptions, Path], int]  # writes the results to the path; the engine's exit status
     read: Callable[[Path], Any]  # the engine's own reader: EngineError where it refuses the file
     list: Callable[[Sequence[str]], int]
@@ -68,6 +70,8 @@ class Engine:
     merge: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]
     # a run scoped to a change (results, config) -> its verdicts, judged against the reviews
     judge_scoped: Callable[[Path, Path], Judged]
+    # a whole run's results file -> its records, the one model the store holds and the gate reads
+    records: Callable[[Path], Run]
 
     def is_shard(self, document: Mapping[str, Any]) -> bool:
         return document.get("shard") is not None
@@ -75,6 +79,11 @@ class Engine:
     def check(self, document: Mapping[str, Any], label: str) -> None:
         """EngineError where the engine's own reader refuses ``document`` (``label`` names it)."""
         _through_file(document, self.read, label)
+
+    def run_of(self, document: Mapping[str, Any], label: str) -> Run:
+        """``document`` (a whole run) as records; EngineError where it is partial or refused."""
+        run: Run = _through_file(document, self.records, label)
+        return run
 
 
 def _command(module: str, command: str) -> Callable[..., int]:
@@ -106,25 +115,33 @@ def _catalogue_run(options: RunOptions, out: Path) -> int:
     return main(argv)
 
 
-def _catalogue_read(path: Path) -> Any:
-    from mutation_engine_inputs import load_critical
-    from mutation_io import InputError
+def _records(module: str, reader: str) -> Callable[[Path], Any]:
+    """``module.reader`` (a ``mutation_records`` reader), imported when called; EngineError for bad input."""
 
-    try:
-        return load_critical(path)
-    except InputError as exc:
-        raise EngineError(str(exc)) from exc
+    def read(path: Path) -> Any:
+        from mutation_io import InputError
+
+        try:
+            return getattr(importlib.import_module(module), reader)(path)
+        except InputError as exc:
+            raise EngineError(str(exc)) from exc
+
+    return read
+
+
+_catalogue_read = _records("mutation_records", "read_critical")
 
 
 def _catalogue_judge(results: Path, config: Path) -> Judged:
-    from mutation_engine_inputs import load_critical
-    from mutation_model import Verdict
+    from mutation_records import read_critical
 
-    judged = load_critical(results)
+    records = read_critical(results).records
     alive = tuple(
-        f"{m.id} ({m.file} {m.scope}): {m.status}" for m in judged if m.verdict is not Verdict.KILLED
+        f"{r.mutant.id} ({r.mutant.file} {r.mutant.scope}): {r.outcome.status}"
+        for r in records
+        if r.outcome.status != "killed"
     )
-    return Judged("catalogue", killed=len(judged) - len(alive), not_killed=alive)
+    return Judged("catalogue", killed=len(records) - len(alive), not_killed=alive)
 
 
 def _catalogue_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -169,14 +186,24 @@ def _mutmut_judge(results: Path, config: Path) -> Judged:
     from mutation_common import load_results
     from mutation_evaluation import EXCLUDED, KILLED
     from mutation_gate_config import equivalent_matches, load_gate_config
+    from mutation_records import mutmut_run
 
     reviews = load_gate_config(config).equivalents
-    mutants = load_results(results, hint="guard-mutation run mutmut --changed-since REF").mutants
-    killed = sum(m.status in KILLED for m in mutants)
-    skipped = sum(m.status in EXCLUDED for m in mutants)
-    rest = [m for m in mutants if m.status not in KILLED | EXCLUDED]
-    reviewed = [m for m in rest if m.status == "survived" and any(equivalent_matches(e, m) for e in reviews)]
-    alive = tuple(f"{m.name} ({m.file}:{m.line}): {m.status}" for m in rest if m not in reviewed)
+    hint = "guard-mutation run mutmut --changed-since REF"
+    records = mutmut_run(load_results(results, hint=hint), whole=False).records
+    killed = sum(r.outcome.status in KILLED for r in records)
+    skipped = sum(r.outcome.status in EXCLUDED for r in records)
+    rest = [r for r in records if r.outcome.status not in KILLED | EXCLUDED]
+    reviewed = [
+        r
+        for r in rest
+        if r.outcome.status == "survived" and any(equivalent_matches(e, r.mutant) for e in reviews)
+    ]
+    alive = tuple(
+        f"{r.mutant.id} ({r.mutant.file}:{r.mutant.line}): {r.outcome.status}"
+        for r in rest
+        if r not in reviewed
+    )
     return Judged("mutmut", killed, len(reviewed), skipped, alive)
 
 
@@ -218,18 +245,18 @@ def _sweep_read(path: Path) -> Any:
 
 def _sweep_judge(results: Path, config: Path) -> Judged:
     from mutation_model import KILLED, TIMEOUT
+    from mutation_records import read_sweep
     from mutation_sweep.config import load
-    from mutation_sweep.results import load as load_results
     from mutation_sweep.work_item import INVALID
 
     reviews = load(config).equivalents
-    found = load_results(results, whole=False).results
-    killed = sum(r.verdict in (KILLED, TIMEOUT) for r in found)
-    skipped = sum(r.verdict == INVALID for r in found)
-    rest = [r for r in found if r.verdict not in (KILLED, TIMEOUT, INVALID)]
+    found = read_sweep(results, whole=False).records
+    killed = sum(r.outcome.status in (KILLED, TIMEOUT) for r in found)
+    skipped = sum(r.outcome.status == INVALID for r in found)
+    rest = [r for r in found if r.outcome.status not in (KILLED, TIMEOUT, INVALID)]
     reviewed = [r for r in rest if any(e.matches(r.mutant) for e in reviews)]
     alive = tuple(
-        f"{r.mutant.id} ({r.mutant.file}:{r.mutant.line} {r.mutant.operator}): {r.verdict}"
+        f"{r.mutant.id} ({r.mutant.file}:{r.mutant.line} {r.mutant.operator}): {r.outcome.status}"
         for r in rest
         if r not in reviewed
     )
@@ -249,37 +276,37 @@ def _sweep_merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 CATALOGUE = Engine(
     "catalogue",
     "the named critical mutants (mutation_config.toml [[mutant]]), each killed by its named tests",
-    "--critical",
     _catalogue_run,
     _catalogue_read,
     _list("critical_harness.cli"),
     _command("critical_harness.cli", "show"),
     _catalogue_merge,
     _catalogue_judge,
+    _records("mutation_records", "read_critical"),
 )
 
 MUTMUT = Engine(
     "mutmut",
     "mutmut 3.8 over the reference's function bodies",
-    "--results",
     _mutmut_run,
     _mutmut_read,
     _list("mutation_run"),
     _mutmut_show,
     _mutmut_merge,
     _mutmut_judge,
+    _records("mutation_records", "read_mutmut"),
 )
 
 SWEEP = Engine(
     "sweep",
     "every executable line of the Python and the core's Cython, by the sweep's operators",
-    "--sweep",
     _sweep_run,
     _sweep_read,
     _list("mutation_sweep.cli"),
     _command("mutation_sweep.cli", "show"),
     _sweep_merge,
     _sweep_judge,
+    _records("mutation_records", "read_sweep"),
 )
 
 

@@ -1,8 +1,11 @@
 """The one results file every engine writes into and the report and the gate read.
 
-A store holds, per engine, that engine's results document as the engine wrote it (whole, or shards merged
-into one). A whole run replaces the engine's earlier whole run; a shard joins only other shards of the
-same run, and never a whole run: a store that holds a whole run is never overwritten by a part of one.
+A store holds, per engine, its whole run as the one model (``runs``: ``mutation_model.Run``, a record of
+each mutant and its outcome), which is all the report and the gate read; beside it, the engine's own
+results document (``engines``), kept so that the engine can reuse its verdicts and shards can merge.
+A whole run replaces the engine's earlier whole run; a shard joins only other shards of the same run
+(``shards``), and never a whole run: a store that holds a whole run is never overwritten by a part of one.
+Version 1 stores (documents alone) are read, their runs made from their documents.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mutation_model import RecordError, Run
+
 from .engines import ENGINES, EngineError
 
-FORMAT, VERSION = "guard-mutation-store", 1
+FORMAT, VERSION = "guard-mutation-store", 2
+READS = (1, 2)
 
 
 class StoreError(Exception):
@@ -26,8 +32,19 @@ class StoreError(Exception):
 
 @dataclass(frozen=True)
 class Store:
-    engines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # whole runs
+    engines: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=dict
+    )  # whole runs, as engines wrote them
     shards: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)  # runs still coming
+    runs: Mapping[str, Run] = field(default_factory=dict)  # the whole runs as records, by engine
+
+    def _whole(self, engine: str, document: Mapping[str, Any], where: str) -> Store:
+        try:
+            run = ENGINES[engine].run_of(document, f"{engine}'s results")
+        except EngineError as exc:
+            raise StoreError(f"{where}: {exc}") from exc
+        shards = {k: v for k, v in self.shards.items() if k != engine}
+        return Store({**self.engines, engine: document}, shards, {**self.runs, engine: run})
 
     def with_results(self, engine: str, document: Mapping[str, Any], where: str) -> Store:
         """This store with ``document`` (``engine``'s results, read from ``where``) put in.
@@ -37,8 +54,7 @@ class Store:
         """
         adapter = ENGINES[engine]
         if not adapter.is_shard(document):
-            shards = {k: v for k, v in self.shards.items() if k != engine}
-            return Store({**self.engines, engine: document}, shards)
+            return self._whole(engine, document, where)
         if engine in self.engines:
             raise StoreError(
                 f"{where}: a shard of {engine}'s run cannot join the whole run this store holds; "
@@ -55,13 +71,12 @@ class Store:
             raise StoreError(f"{where}: this store already holds shard {index}/{count} of {engine}")
         parts = (*held, document)
         if len(parts) < count:
-            return Store(self.engines, {**self.shards, engine: parts})
+            return Store(self.engines, {**self.shards, engine: parts}, self.runs)
         try:
             whole = adapter.merge(sorted(parts, key=lambda d: _shard_of(d, where)[0]))
         except EngineError as exc:
             raise StoreError(f"{where}: {exc}") from exc
-        shards = {k: v for k, v in self.shards.items() if k != engine}
-        return Store({**self.engines, engine: whole}, shards)
+        return self._whole(engine, whole, where)
 
     def missing(self) -> list[str]:
         """What the shards held here still wait for, one phrase per engine."""
@@ -76,6 +91,7 @@ class Store:
         data: dict[str, Any] = {
             "format": FORMAT,
             "version": VERSION,
+            "runs": {name: run.to_json() for name, run in sorted(self.runs.items())},
             "engines": dict(sorted(self.engines.items())),
         }
         if self.shards:
@@ -103,8 +119,9 @@ def load(path: Path) -> Store:
     data = _json(path, f"no such store; `guard-mutation run --store {path}` writes one")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise StoreError(f"{path}: not a {FORMAT} file")
-    if data.get("version") != VERSION:
-        raise StoreError(f"{path}: {FORMAT} version {data.get('version')!r}; this tool reads {VERSION}")
+    if data.get("version") not in READS:
+        reads = " and ".join(map(str, READS))
+        raise StoreError(f"{path}: {FORMAT} version {data.get('version')!r}; this tool reads {reads}")
     engines = data.get("engines")
     if not isinstance(engines, dict) or not all(isinstance(d, dict) for d in engines.values()):
         raise StoreError(f"{path}: 'engines' must map each engine's name to its results")
@@ -123,7 +140,25 @@ def load(path: Path) -> Store:
             ENGINES[name].check(document, f"its {name} results")
         except EngineError as exc:
             raise StoreError(f"{path}: {exc}") from exc
-    return Store(engines, {name: tuple(parts) for name, parts in shards.items()})
+    store = Store(shards={name: tuple(parts) for name, parts in shards.items()})
+    for name, document in engines.items():
+        store = store._whole(name, document, str(path))
+    if data["version"] >= 2:
+        _check_runs(data.get("runs"), store, path)
+    return store
+
+
+def _check_runs(runs: object, store: Store, path: Path) -> None:
+    """The runs a store holds are the records of its engines' results, read anew: nothing edited by hand."""
+    if not isinstance(runs, dict) or set(runs) != set(store.engines):
+        raise StoreError(f"{path}: 'runs' must hold one run for each engine in 'engines'")
+    for name, data in runs.items():
+        try:
+            held = Run.from_json(data, f"{path}: runs.{name}")
+        except RecordError as exc:
+            raise StoreError(str(exc)) from exc
+        if held != store.runs[name]:
+            raise StoreError(f"{path}: runs.{name} differs from {name}'s results it was made from")
 
 
 def load_or_empty(path: Path) -> Store:

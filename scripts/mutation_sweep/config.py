@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mutation_config_file import ConfigFileError, read_config, reviewed
+from mutation_model import Mutant as ModelMutant
 from mutation_model import mutant_key
 
 from .operators import ALL
@@ -42,7 +43,7 @@ class Equivalent:
     def key(self) -> str:
         return mutant_key(self.file, self.scope, self.operator, self.original, self.mutated)
 
-    def matches(self, mutant: Mutant) -> bool:
+    def matches(self, mutant: Mutant | ModelMutant) -> bool:
         return mutant.key == self.key and self.occurrence in (None, mutant.occurrence)
 
     def describe(self) -> str:

@@ -1,26 +1,25 @@
-"""The sweep's part of the gate: every mutant killed, or reviewed as equivalent; no stale review."""
+"""The sweep's part of the gate: every mutant of its run killed, or reviewed equivalent; no stale review."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mutation_model import KILLED, TIMEOUT
+from mutation_model import KILLED, TIMEOUT, Record, Run
 
 from .config import Equivalent
-from .results import SweepResults
-from .work_item import INVALID, Result
+from .work_item import INVALID
 
 
 @dataclass
 class Judgement:
-    killed: list[Result] = field(default_factory=list)
-    equivalent: list[tuple[Result, Equivalent]] = field(default_factory=list)
-    survivors: list[Result] = field(default_factory=list)
-    invalid: list[Result] = field(default_factory=list)  # not programs: Cython refused them
+    killed: list[Record] = field(default_factory=list)
+    equivalent: list[tuple[Record, Equivalent]] = field(default_factory=list)
+    survivors: list[Record] = field(default_factory=list)
+    invalid: list[Record] = field(default_factory=list)  # not programs: Cython refused them
     stale: list[Equivalent] = field(default_factory=list)
-    refuted: list[tuple[Equivalent, Result]] = field(default_factory=list)
-    ambiguous: list[tuple[Equivalent, list[Result]]] = field(default_factory=list)
-    shard: dict[str, int] | None = None
+    refuted: list[tuple[Equivalent, Record]] = field(default_factory=list)
+    ambiguous: list[tuple[Equivalent, list[Record]]] = field(default_factory=list)
+    shard: tuple[int, int] | None = None
 
     def findings(self) -> list[str]:
         found = [
@@ -32,7 +31,8 @@ class Judgement:
             f"stale {e.describe()}: matches no mutant of this run; update or delete it" for e in self.stale
         ]
         found += [
-            f"refuted {e.describe()}: {r.mutant.id} is killed by {r.failed or 'a test'}, so not equivalent"
+            f"refuted {e.describe()}: {r.mutant.id} is killed by {_first(r.outcome.killed_by)}, "
+            "so not equivalent"
             for e, r in self.refuted
         ]
         found += [
@@ -43,41 +43,46 @@ class Judgement:
         return found
 
 
+def _first(tests: tuple[str, ...]) -> str:
+    return tests[0] if tests else "a test"
+
+
 def _short(text: str, limit: int = 60) -> str:
     one = " ".join(text.split())
     return repr(one if len(one) <= limit else one[: limit - 3] + "...")
 
 
 def judge(
-    results: SweepResults, equivalents: tuple[Equivalent, ...], operators: tuple[str, ...] | None = None
+    run: Run, equivalents: tuple[Equivalent, ...], operators: tuple[str, ...] | None = None
 ) -> Judgement:
     """``operators``: those a whole run applies (None: all); a review of another's mutant is not stale."""
-    j = Judgement(shard=results.shard)
+    j = Judgement(shard=run.shard)
     reviewed: dict[str, Equivalent] = {}
     for entry in equivalents:
-        hits = [r for r in results.results if entry.matches(r.mutant)]
+        hits = [r for r in run.records if entry.matches(r.mutant)]
         if not hits:
             # On a declared shard the mutant may be another shard's, and an operator the whole run does not
             # apply makes none: only a whole run of the entry's operator can call it stale.
-            if results.shard is None and (operators is None or entry.operator in operators):
+            if run.shard is None and (operators is None or entry.operator in operators):
                 j.stale.append(entry)
             continue
-        killed = [r for r in hits if r.verdict in (KILLED, TIMEOUT)]
+        killed = [r for r in hits if r.outcome.status in (KILLED, TIMEOUT)]
         if killed and len(killed) < len(hits):
             j.ambiguous.append((entry, hits))
             continue
         for hit in hits:
-            if hit.verdict in (KILLED, TIMEOUT):
+            if hit.outcome.status in (KILLED, TIMEOUT):
                 j.refuted.append((entry, hit))
             else:
                 reviewed[hit.mutant.id] = entry
-    for result in sorted(results.results, key=lambda r: r.mutant.id):
-        if result.verdict in (KILLED, TIMEOUT):
-            j.killed.append(result)
-        elif result.verdict == INVALID:
-            j.invalid.append(result)
-        elif result.mutant.id in reviewed:
-            j.equivalent.append((result, reviewed[result.mutant.id]))
+    for record in sorted(run.records, key=lambda r: r.mutant.id):
+        status = record.outcome.status
+        if status in (KILLED, TIMEOUT):
+            j.killed.append(record)
+        elif status == INVALID:
+            j.invalid.append(record)
+        elif record.mutant.id in reviewed:
+            j.equivalent.append((record, reviewed[record.mutant.id]))
         else:
-            j.survivors.append(result)
+            j.survivors.append(record)
     return j

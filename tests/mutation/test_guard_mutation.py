@@ -13,7 +13,7 @@ import _scripts
 import pytest
 from guard_mutation import cli, engines
 from guard_mutation.store import FORMAT, StoreError, load
-from mutation_common import Results, universe_of
+from mutation_common import universe_of
 
 F = "pkg.mod.x_f__mutmut_"
 GATE_CONFIG = "[gate]\nmin_score = 100.0\n"
@@ -25,7 +25,6 @@ def _mutmut(path: Path, *statuses: str, shard: tuple[int, int] | None = None) ->
     if shard is None:
         return _scripts.results_file(path, mutants)
     index, count = shard
-    from mutation_common import universe_of
 
     mine = mutants[index - 1 :: count]
     return _scripts.results_file(
@@ -58,9 +57,19 @@ def test_an_engines_results_go_into_one_versioned_store(tmp_path: Path) -> None:
     store = tmp_path / "store.json"
     assert _add(tmp_path, store, "killed") == 0
     data = json.loads(store.read_text(encoding="utf-8"))
-    assert (data["format"], data["version"]) == (FORMAT, 1)
-    assert list(data["engines"]) == ["mutmut"]
+    assert (data["format"], data["version"]) == (FORMAT, 2)
+    assert list(data["engines"]) == list(data["runs"]) == ["mutmut"]
     assert load(store).engines["mutmut"]["mutants"][0]["name"] == F + "1"
+    # the one model: each mutant a record of what it edits and what its run saw, whichever engine made it
+    (record,) = data["runs"]["mutmut"]["records"]
+    assert (record["engine"], record["id"], record["file"], record["scope"]) == (
+        "mutmut",
+        F + "1",
+        "pkg/mod.py",
+        "f",
+    )
+    assert (record["status"], record["duration"], record["killed_by"]) == ("killed", 0.01, [])
+    assert record["diff"].endswith("+    return a - b")
 
 
 def test_shards_merge_into_one_whole_run(tmp_path: Path) -> None:
@@ -222,8 +231,8 @@ def test_a_store_whose_results_an_engine_refuses_is_refused_naming_both(tmp_path
 
 def test_a_store_of_another_version_or_engine_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
-    path.write_text(json.dumps({"format": FORMAT, "version": 2, "engines": {}}), encoding="utf-8")
-    with pytest.raises(StoreError, match="version 2; this tool reads 1"):
+    path.write_text(json.dumps({"format": FORMAT, "version": 3, "engines": {}}), encoding="utf-8")
+    with pytest.raises(StoreError, match="version 3; this tool reads 1 and 2"):
         load(path)
     path.write_text(json.dumps({"format": FORMAT, "version": 1, "engines": {"cosmic": {}}}), encoding="utf-8")
     with pytest.raises(StoreError, match="unknown engine 'cosmic'"):
@@ -252,13 +261,13 @@ def test_list_and_show_are_the_engines_own(capsys: pytest.CaptureFixture[str]) -
 
 
 def _whole_run(engine: str, out: Path) -> None:
-    """An engine's whole run of no mutants, as the engine writes it."""
+    """An engine's whole run (mutmut's of one mutant: a run of none is refused), as the engine writes it."""
     import mutation_sweep.results as sweep_results
 
     if engine == "sweep":
         sweep_results.SweepResults([], sweep_results.universe_of([])).write(out)
     elif engine == "mutmut":
-        Results([], universe=universe_of([])).write(out)
+        _mutmut(out, "killed")
     else:
         out.write_text(json.dumps({"mutants": [], "totals": {"mutants": 0}}), encoding="utf-8")
 

@@ -106,6 +106,18 @@ def test_equivalent_outside_a_changed_since_scope_is_not_stale(tmp_path: Path) -
     assert mutation_gate.main(["--results", str(scoped), "--config", str(config(tmp_path, EQUIV))]) == 0
 
 
+def test_equivalent_inside_a_changed_since_scope_that_matches_nothing_is_stale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scoped = _scripts.results_file(
+        tmp_path / "r.json",
+        [_scripts.mutant(F + "1", "killed", added="return b")],
+        scope={"kind": "changed-since", "ref": "main", "functions": ["pkg.mod:f"]},
+    )
+    assert mutation_gate.main(["--results", str(scoped), "--config", str(config(tmp_path, EQUIV))]) == 1
+    assert "stale [[reviewed]]" in capsys.readouterr().out
+
+
 def test_ambiguous_equivalent_fails_and_removed_disambiguates(tmp_path: Path) -> None:
     twins = [
         _scripts.mutant(F + "1", removed="return a + b"),

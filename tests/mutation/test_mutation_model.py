@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import _scripts
-import mutation_engine_inputs
 import mutation_evaluation
+import mutation_records
 import mutation_report
 from critical_harness.model import MutantSpec
 from mutation_common import load_results
@@ -57,9 +57,6 @@ def _evaluation(tmp_path: Path) -> mutation_evaluation.Evaluation:
         ),
         encoding="utf-8",
     )
-    ev = mutation_evaluation.evaluate(
-        results, GateConfig(0.0, ()), mutation_engine_inputs.load_critical(critical)
-    )
     generated = [Mutant("pkg/mod.py", "f", "comparison", f"a < {n}", f"a <= {n}", n, n) for n in range(4)]
     verdicts = [KILLED, SURVIVED, SURVIVED, TIMEOUT]
     sweep = SweepResults(
@@ -71,8 +68,12 @@ def _evaluation(tmp_path: Path) -> mutation_evaluation.Evaluation:
         None,
     )
     review = Equivalent("pkg/mod.py", "f", "comparison", "a < 2", "a <= 2", "no test can tell", index=1)
-    ev.sweep_results, ev.sweep = sweep, judge(sweep, (review,))
-    return ev
+    runs = {
+        MUTMUT: mutation_records.mutmut_run(results),
+        CRITICAL: mutation_records.read_critical(critical),
+        SWEEP: mutation_records.sweep_run(sweep),
+    }
+    return mutation_evaluation.evaluate(runs, GateConfig(0.0, ()), judge(runs[SWEEP], (review,)))
 
 
 def test_every_engines_mutants_are_judged_once_each(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from mutation_common import MutantRecord, Results
 from mutation_common import universe_of as mutmut_universe
 from mutation_model import KILLED, SURVIVED
+from mutation_records import sweep_run
 from mutation_sweep.config import ConfigError, Equivalent
 from mutation_sweep.config import load as load_config
 from mutation_sweep.judge import judge
@@ -111,7 +112,7 @@ def test_shards_merge_into_the_whole_and_nothing_else() -> None:
 
 def test_the_judge_counts_reviews_and_finds_stale_and_refuted_ones() -> None:
     run = _run([KILLED, SURVIVED, SURVIVED])
-    j = judge(run, (_review(1), _review(0), _review(9)))
+    j = judge(sweep_run(run), (_review(1), _review(0), _review(9)))
     assert [r.mutant.line for r in j.killed] == [0]
     assert [r.mutant.line for r, _ in j.equivalent] == [1]
     assert [r.mutant.line for r in j.survivors] == [2]
@@ -126,7 +127,7 @@ def test_the_judge_counts_reviews_and_finds_stale_and_refuted_ones() -> None:
 def test_on_a_declared_shard_reviews_of_other_shards_are_not_stale() -> None:
     run = _run([SURVIVED, SURVIVED, SURVIVED, SURVIVED], (1, 2))
     reviews = tuple(_review(n) for n in range(4))
-    j = judge(run, reviews)
+    j = judge(sweep_run(run), reviews)
     assert j.stale == []
     assert len(j.equivalent) == 2
     assert j.findings() == []
@@ -135,9 +136,9 @@ def test_on_a_declared_shard_reviews_of_other_shards_are_not_stale() -> None:
 def test_reviews_of_an_operator_the_whole_run_does_not_apply_are_not_stale() -> None:
     # Such an operator runs by name; its reviews wait for that run, and a whole run cannot judge them.
     run = _run([KILLED])
-    j = judge(run, (_review(9),), operators=("delete-statement",))
+    j = judge(sweep_run(run), (_review(9),), operators=("delete-statement",))
     assert j.stale == []
-    assert judge(run, (_review(9),), operators=("comparison",)).stale != []
+    assert judge(sweep_run(run), (_review(9),), operators=("comparison",)).stale != []
 
 
 def _config(tmp_path: Path, text: str) -> Path:
@@ -207,9 +208,11 @@ def test_identical_edits_in_one_scope_are_told_apart_by_occurrence() -> None:
     assert first.id != second.id
     run = SweepResults([Result(first, KILLED), Result(second, SURVIVED)], universe_of([first.id, second.id]))
     loose = _review(1)
-    assert any(f.startswith("ambiguous [[reviewed]] #1 (sweep,") for f in judge(run, (loose,)).findings())
+    assert any(
+        f.startswith("ambiguous [[reviewed]] #1 (sweep,") for f in judge(sweep_run(run), (loose,)).findings()
+    )
     pinned = Equivalent(**{**loose.__dict__, "occurrence": 2})
-    j = judge(run, (pinned,))
+    j = judge(sweep_run(run), (pinned,))
     assert j.findings() == []
     assert [r.mutant.occurrence for r, _ in j.equivalent] == [2]
 
