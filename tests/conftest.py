@@ -2,13 +2,14 @@
 
 ``tests/behaviour`` holds guard_lib's behaviour tests (both implementations); ``tests/docs`` runs README;
 ``tests/harness``, ``tests/mutation`` and ``tests/sweep`` test the mutation tooling. Plain ``pytest`` runs
-all of them but the tooling's end-to-end tests (marker ``e2e``: whole engine runs in project copies),
-which ``--e2e`` adds; ``--e2e -m e2e`` runs those alone.
+all of them but the tooling's end-to-end tests (marker ``e2e``: an engine run end to end, over this
+project or in project copies), which ``--e2e`` adds; ``--e2e -m e2e`` runs those alone.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from hypothesis import Phase, settings
@@ -47,6 +48,36 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="also run the mutation tooling's end-to-end tests (marker e2e: whole engine runs, minutes)",
     )
+
+
+OTHER_IMPLEMENTATION = "test_the_behaviour_suite_passes_on_the_other_implementation"
+
+
+def _other_implementation(session: pytest.Session) -> Any:
+    """tests/test_both_implementations.py, as this session imported it, where it holds that test."""
+    for item in session.items:
+        module = item.getparent(pytest.Module)
+        if item.name == OTHER_IMPLEMENTATION and module is not None:
+            return module.obj
+    return None
+
+
+def pytest_runtestloop(session: pytest.Session) -> None:
+    # The other implementation's run starts as the tests begin, on a second core, rather than when its test
+    # comes last. Only in pytest's own loop: a plug-in that runs the tests its own way first (the harness's
+    # warm server, an xdist worker) leaves that test to start the run itself.
+    config = session.config
+    if config.option.collectonly or session.testsfailed or hasattr(config, "workerinput"):
+        return
+    module = _other_implementation(session)
+    if module is not None:
+        module.start_other_run(config)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    module = _other_implementation(session)
+    if module is not None:
+        module.stop_other_run(session.config)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

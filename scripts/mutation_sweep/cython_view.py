@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .spans import between
+
 # Whole statements Python has no words for: gone from the view, blank lines in their place.
 _DROPPED = re.compile(r"\s*(?:cimport\s|from\s+\S+\s+cimport\s|ctypedef\s|include\s|DEF\s)")
 _EXTERN = re.compile(r"\s*cdef\s+extern\b")
@@ -54,18 +56,9 @@ class View:
             # would leave the declaration on whatever takes its place.
             return None
         mapped = (line, col + self.shift.get(line, 0), end_line, end_col + self.shift.get(end_line, 0))
-        if _between(self.text, span) != _between(source, mapped):
+        if between(self.text, span) != between(source, mapped):
             return None
         return mapped
-
-
-def _between(text: str, span: tuple[int, int, int, int]) -> str:
-    data = text.encode()
-    lines = data.splitlines(keepends=True)
-    line, col, end_line, end_col = span
-    start = sum(len(t) for t in lines[: line - 1]) + col
-    end = sum(len(t) for t in lines[: end_line - 1]) + end_col
-    return data[start:end].decode()
 
 
 def _code_spans(line: str, quote: str) -> tuple[list[tuple[int, int]], str]:

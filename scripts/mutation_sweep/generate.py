@@ -27,6 +27,7 @@ from .interceptors.annotations import (
 )
 from .operators import ALL
 from .operators.base import Edit, prepare
+from .spans import byte_offset
 from .work_item import Mutant
 
 TYPE_PARAMETERS = "type parameters of a subscript"
@@ -117,10 +118,6 @@ def _inside_body(edit: Edit, statement: ast.stmt | ast.excepthandler) -> bool:
     return bool(body) and line >= body[0].lineno and edit.node is not statement
 
 
-def _offset(lines: list[bytes], line: int, col: int) -> int:
-    return sum(len(text) for text in lines[: line - 1]) + col
-
-
 def span_of_edit(edit: Edit) -> tuple[int, int, int, int]:
     if edit.span is not None:
         return edit.span
@@ -131,9 +128,8 @@ def span_of_edit(edit: Edit) -> tuple[int, int, int, int]:
 def splice(source: str, edit: Edit) -> tuple[str, str]:
     """The mutated module and the original text of the span. Columns are UTF-8 byte offsets."""
     data = source.encode()
-    lines = data.splitlines(keepends=True)
     line, col, end_line, end_col = span_of_edit(edit)
-    start, end = _offset(lines, line, col), _offset(lines, end_line, end_col)
+    start, end = byte_offset(data, line, col), byte_offset(data, end_line, end_col)
     original = data[start:end].decode()
     # Keep every later line where it was, so tracebacks and coverage line numbers still agree.
     padding = "\n" * original.count("\n")

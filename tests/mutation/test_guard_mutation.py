@@ -251,6 +251,8 @@ def test_show_is_sent_to_the_engine_that_names_its_mutants_so(mutant_id: str, en
     assert engines.engine_of(mutant_id).name == engine
 
 
+# Every engine's own listing of this project: end to end, seconds each.
+@pytest.mark.e2e
 def test_list_and_show_are_the_engines_own(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["list", "sweep", "--operator", "drop-element", "--file", "guard_lib/errors.py"]) == 0
     listed = capsys.readouterr().out.splitlines()

@@ -56,6 +56,8 @@ def test_bad_input_is_exit_2_with_one_line(tmp_path: Path, args: list[str], mess
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+# It makes every mutant of this package through the sweep's own command: end to end, seconds each.
+@pytest.mark.e2e
 def test_list_and_show_name_the_same_mutants() -> None:
     listed = _sweep("list", "--shard", "1/50")
     assert listed.returncode == 0, listed.stderr
@@ -65,6 +67,8 @@ def test_list_and_show_name_the_same_mutants() -> None:
     assert shown.stdout.startswith("--- a/guard_lib/")
 
 
+# It makes every mutant of this package through the sweep's own command: end to end, seconds each.
+@pytest.mark.e2e
 def test_list_selects_operators_from_the_same_mutants(tmp_path: Path) -> None:
     # A whole run applies [sweep] operators; --operator adds one it leaves out, from the same mutants.
     text = (ROOT / "mutation_config.toml").read_text(encoding="utf-8")
@@ -105,6 +109,8 @@ def _judged_killed_unrun(monkeypatch: pytest.MonkeyPatch) -> list[Mutant]:
     return ran
 
 
+# It makes every mutant of this package through the sweep's own command: end to end, seconds each.
+@pytest.mark.e2e
 def test_an_operator_selection_runs_only_its_mutants_and_never_passes_for_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -161,6 +167,8 @@ def test_a_whole_run_applies_only_the_configured_operators_and_unknown_names_are
         sweep_config.load(path)
 
 
+# It makes every mutant of this package through the sweep's own command: end to end, seconds each.
+@pytest.mark.e2e
 def test_a_whole_run_takes_in_the_core_and_an_excluded_file_runs_only_by_name(tmp_path: Path) -> None:
     """The core is mutated with the Python; `[sweep] exclude` leaves a file out, and `--file` names it."""
     whole = _sweep("list", "--operator", "drop-element")
@@ -186,6 +194,8 @@ def test_a_whole_run_takes_in_the_core_and_an_excluded_file_runs_only_by_name(tm
     assert all("  guard_lib/_core.pyx:" in line and " drop-element: " in line for line in lines)
 
 
+# It makes every mutant of this package through the sweep's own command: end to end, seconds each.
+@pytest.mark.e2e
 def test_id_runs_only_the_named_mutants_and_refuses_one_outside_the_selection(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -204,6 +214,8 @@ def test_id_runs_only_the_named_mutants_and_refuses_one_outside_the_selection(
     assert not out.exists()
 
 
+# It makes every mutant of this package through the sweep's own command: end to end, seconds each.
+@pytest.mark.e2e
 def test_a_run_reuses_the_verdicts_whose_inputs_are_unchanged_and_judges_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

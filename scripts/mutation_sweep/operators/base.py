@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Protocol
 
+from ..spans import between
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -87,11 +89,7 @@ def span_of(node: Located) -> tuple[int, int, int, int]:
 
 def text_of(source: str, line: int, col: int, end_line: int, end_col: int) -> str:
     """The source between two positions as ast gives them (lines 1-based, columns UTF-8 byte offsets)."""
-    data = source.encode()
-    lines = data.splitlines(keepends=True)
-    start = sum(len(text) for text in lines[: line - 1]) + col
-    end = sum(len(text) for text in lines[: end_line - 1]) + end_col
-    return data[start:end].decode()
+    return between(source, (line, col, end_line, end_col))
 
 
 def text_of_node(source: str, node: Located) -> str:
