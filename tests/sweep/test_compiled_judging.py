@@ -16,7 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
 import json, sys
 from pathlib import Path
-sys.path.insert(0, str(Path(sys.argv[1]) / "scripts"))
 from mutation_sweep.runners import compiled_builds, forked
 from mutation_sweep.generate import generate
 from mutation_sweep.operators import delete_statement, swap_variable
