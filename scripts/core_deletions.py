@@ -13,11 +13,16 @@ build, or pytest could not run). Exit 0 when nothing survived unreviewed and eve
 a survivor, 1 otherwise, 2 for bad input.
 
     python scripts/core_deletions.py --jobs 8 --json reports/core-deletions.json
+
+Its ``--json`` file says which deletions it judged out of how many (``universe``): a run of ``--lines``
+or ``--changed-since`` is a part, which ``guard-mutation`` judges as the proof of a change but never
+stores as a whole run.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -42,6 +47,9 @@ _SKIPPED_STARTS = ("#", '"', "'", "@", "def ", "cdef ", "class ", "else", "elif"
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 
 
+FORMAT, VERSION = "guard-lib-core-deletions", 1
+
+
 @dataclass(frozen=True)
 class Deletion:
     line: int  # 1-based
@@ -49,6 +57,18 @@ class Deletion:
     text: str
     verdict: str = ""
     detail: str = ""
+    occurrence: int = 1  # the same text deleted again in the same scope: 2, 3, ... in source order
+
+    @property
+    def id(self) -> str:
+        """Named by what it deletes, never by its line: stays when code elsewhere moves."""
+        named = f"{self.scope}|{self.text}" + ("" if self.occurrence == 1 else f"#{self.occurrence}")
+        return f"deletion-{hashlib.sha256(named.encode()).hexdigest()[:12]}"
+
+
+def universe(deletions: Sequence[Deletion]) -> dict[str, object]:
+    ids = sorted(d.id for d in deletions)
+    return {"count": len(ids), "sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest()}
 
 
 def _depth_change(text: str) -> int:
@@ -61,7 +81,7 @@ def candidates(source: str) -> list[Deletion]:
     Not docstrings, not lines inside a statement that spans several, not block headers (their removal
     only fails to compile) and not C declarations (``cdef ...``: their removal does too).
     """
-    found = []
+    found: list[Deletion] = []
     depth = 0
     in_string = False
     scopes: list[tuple[int, str]] = []
@@ -84,7 +104,8 @@ def candidates(source: str) -> list[Deletion]:
             continue
         indent = len(line) - len(line.lstrip())
         scope = ".".join(n for i, n in scopes if i < indent) or "<module>"
-        found.append(Deletion(number, scope, stripped))
+        seen = len([d for d in found if (d.scope, d.text) == (scope, stripped)])
+        found.append(Deletion(number, scope, stripped, occurrence=seen + 1))
     return found
 
 
@@ -156,6 +177,31 @@ def settle_reviews(
     return settled, [f"{scope}: {text}" for scope, text in reviewed if (scope, text) not in matched]
 
 
+def _selected(
+    every: list[Deletion], args: argparse.Namespace, parser: argparse.ArgumentParser
+) -> list[Deletion]:
+    """The deletions ``--changed-since`` and ``--lines`` leave of ``every`` (all of them without either)."""
+    todo = every
+    if args.changed_since is not None:
+        from mutation_changes import changed_since
+        from mutation_io import InputError
+
+        try:
+            changed = changed_since(args.changed_since, ROOT).lines.get(SOURCE, frozenset())
+        except InputError as error:
+            parser.error(str(error))
+        todo = [d for d in todo if d.line in changed]
+        print(f"core deletions: scoped to the change: {len(todo)} of {len(every)} deletions, on its lines")
+    if args.lines:
+        unknown = sorted(set(args.lines) - {d.line for d in todo})
+        if unknown:
+            parser.error(
+                f"--lines: {', '.join(map(str, unknown))} hold no statement this tool deletes in {SOURCE}"
+            )
+        todo = [d for d in todo if d.line in args.lines]
+    return todo
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -166,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", nargs="+", help="test files (default: tests/behaviour/test_*.py)")
     parser.add_argument(
         "--lines", type=int, nargs="+", metavar="N", help="only these lines (to re-judge some)"
+    )
+    parser.add_argument(
+        "--changed-since", metavar="REF", help="only the lines of the core changed since git REF"
     )
     parser.add_argument(
         "--config", type=Path, default=ROOT / "mutation_config.toml", help="where the reviews are"
@@ -184,18 +233,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     tests = args.tests or sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py"))
     source = (ROOT / SOURCE).read_text(encoding="utf-8")
-    todo = candidates(source)
-    if args.lines:
-        unknown = sorted(set(args.lines) - {d.line for d in todo})
-        if unknown:
-            parser.error(
-                f"--lines: {', '.join(map(str, unknown))} hold no statement this tool deletes in {SOURCE}"
-            )
-        todo = [d for d in todo if d.line in args.lines]
+    every = candidates(source)
+    todo = _selected(every, args, parser)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="core-deletions-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda d: judge(d, source, tests, Path(tmp), args.timeout), todo))
-    results, stale = settle_reviews(results, reviewed if not args.lines else {})
+    part = bool(args.lines) or args.changed_since is not None
+    results, stale = settle_reviews(results, reviewed if not part else {})
     counts = {v: sum(r.verdict == v for r in results) for v in ("killed", "survived", "reviewed", "invalid")}
     for result in results:
         if result.verdict != "killed":
@@ -212,10 +256,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.json is not None:
         report = {
+            "format": FORMAT,
+            "version": VERSION,
             "source": SOURCE,
+            "universe": universe(every),
+            "part": part,
             "seconds": seconds,
             "counts": counts,
-            "deletions": [asdict(r) for r in results],
+            "deletions": [{"id": r.id, **asdict(r)} for r in results],
         }
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 1 if counts["survived"] or stale else 0

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from mutation_config_file import ConfigFileError, read_config, reviewed
 from mutation_evaluation import Evaluation, evaluate
 from mutation_gate_config import load_gate_config
 from mutation_io import InputError, read_mutation_config
-from mutation_model import CRITICAL, MUTMUT, SWEEP, Run
-from mutation_records import read_critical, read_mutmut, read_sweep
+from mutation_model import CORE_DELETIONS, CRITICAL, MUTMUT, SWEEP, Run
+from mutation_records import read_core_deletions, read_critical, read_mutmut, read_sweep
 from mutation_sweep import config as sweep_config
 from mutation_sweep.judge import judge
 
@@ -52,14 +53,27 @@ def _some(ids: Sequence[object], shown: int = 5) -> str:
     return text + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
-def runs_from_files(results: Path, critical: Path | None, sweep: Path | None) -> list[Run]:
+def runs_from_files(
+    results: Path, critical: Path | None, sweep: Path | None, deletions: Path | None = None
+) -> list[Run]:
     """The scripts' inputs, each engine's own file, as runs."""
     runs = [read_mutmut(results)]
     if critical is not None:
         runs.append(read_critical(critical))
     if sweep is not None:
         runs.append(read_sweep(sweep))
+    if deletions is not None:
+        runs.append(read_core_deletions(deletions))
     return runs
+
+
+def deletion_reviews(config: Path) -> dict[tuple[str, str], str]:
+    """The core deletions' ``[[reviewed]]`` entries: (scope, text) -> reason."""
+    try:
+        entries = reviewed(read_config(config), config, CORE_DELETIONS)
+    except ConfigFileError as exc:
+        raise InputError(str(exc)) from exc
+    return {(e["scope"], e["text"]): e["reason"] for _, e in entries}
 
 
 def judge_runs(runs: Iterable[Run], config: Path) -> Evaluation:
@@ -81,4 +95,5 @@ def judge_runs(runs: Iterable[Run], config: Path) -> Evaluation:
         except sweep_config.ConfigError as exc:
             raise InputError(str(exc)) from exc
         judged_sweep = judge(by_engine[SWEEP], cfg.equivalents, cfg.operators)
-    return evaluate(by_engine, gate, judged_sweep)
+    deletions = deletion_reviews(config) if CORE_DELETIONS in by_engine else None
+    return evaluate(by_engine, gate, judged_sweep, deletions)

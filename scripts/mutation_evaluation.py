@@ -12,7 +12,7 @@ from typing import Any
 
 from mutation_common import diff_sides
 from mutation_gate_config import Equivalent, GateConfig, equivalent_matches
-from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Record, Run, Verdict
+from mutation_model import CORE_DELETIONS, CRITICAL, MUTMUT, SWEEP, JudgedMutant, Record, Run, Verdict
 from mutation_sweep.judge import Judgement
 from mutation_sweep.work_item import INVALID
 
@@ -39,6 +39,8 @@ class Evaluation:
     refuted: list[tuple[Equivalent, list[str]]] = field(default_factory=list)
     critical: list[JudgedMutant] | None = None  # the harness's verdicts
     sweep: Judgement | None = None
+    deletions: list[JudgedMutant] | None = None  # the core deletions', against their reviews
+    deletion_stale: list[tuple[str, str]] = field(default_factory=list)  # (scope, text) no survivor has
 
     @property
     def mutmut(self) -> Run:
@@ -87,6 +89,16 @@ class Evaluation:
             found.append(f"critical mutant {c.id}: {c.status} ({c.file} {c.scope}) {c.note}".rstrip())
         if self.sweep is not None:
             found += self.sweep.findings()
+        for d in self.deletions or []:
+            if d.verdict is Verdict.NOT_KILLED:
+                found.append(
+                    f"core deletion {d.id} survived: {d.file}:{d.line} ({d.scope}) {d.original!r} made pass"
+                )
+        for scope, text in self.deletion_stale:
+            found.append(
+                f"stale [[reviewed]] (core-deletions, {scope}: {text!r}): matches no surviving deletion; "
+                "update or delete it"
+            )
         return found
 
 
@@ -131,7 +143,12 @@ class EngineTally:
 
 def engines(ev: Evaluation) -> list[str]:
     """The engines whose results this evaluation holds, in the order every output lists them."""
-    present = {MUTMUT: True, SWEEP: ev.sweep is not None, CRITICAL: ev.critical is not None}
+    present = {
+        MUTMUT: True,
+        SWEEP: ev.sweep is not None,
+        CRITICAL: ev.critical is not None,
+        CORE_DELETIONS: ev.deletions is not None,
+    }
     return [engine for engine, there in present.items() if there]
 
 
@@ -167,6 +184,7 @@ def judged(ev: Evaluation) -> list[JudgedMutant]:
         ]
         found += [_judged_sweep(r, killed, reviewed) for r in sorted(every, key=lambda r: r.mutant.id)]
     found += ev.critical or []
+    found += ev.deletions or []
     return found
 
 
@@ -202,9 +220,17 @@ def _first_added(record: Record) -> str:
     return f"-> {added[0]}" if added else ""
 
 
-def evaluate(runs: Mapping[str, Run], config: GateConfig, sweep: Judgement | None = None) -> Evaluation:
-    """``runs`` by engine (mutmut's required); ``sweep``: the sweep's run judged against its reviews."""
+def evaluate(
+    runs: Mapping[str, Run],
+    config: GateConfig,
+    sweep: Judgement | None = None,
+    deletion_reviews: Mapping[tuple[str, str], str] | None = None,
+) -> Evaluation:
+    """``runs`` by engine (mutmut's required); ``sweep``: the sweep's run judged against its reviews;
+    ``deletion_reviews``: the core deletions' reviews, (scope, text) -> reason."""
     ev = Evaluation(runs=runs, config=config, sweep=sweep)
+    if CORE_DELETIONS in runs:
+        _judge_deletions(ev, runs[CORE_DELETIONS], deletion_reviews or {})
     if CRITICAL in runs:
         ev.critical = [
             JudgedMutant.of(
@@ -224,6 +250,22 @@ def evaluate(runs: Mapping[str, Run], config: GateConfig, sweep: Judgement | Non
         else:
             ev.survivors.append(record)
     return ev
+
+
+def _judge_deletions(ev: Evaluation, run: Run, reviews: Mapping[tuple[str, str], str]) -> None:
+    ev.deletions = []
+    for record in run.records:
+        status, reason = record.outcome.status, reviews.get((record.mutant.scope, record.mutant.original))
+        if status == "killed":
+            ev.deletions.append(JudgedMutant.of(record, Verdict.KILLED))
+        elif status == "invalid":
+            ev.deletions.append(JudgedMutant.of(record, Verdict.SKIPPED, record.outcome.detail))
+        elif reason is not None:
+            ev.deletions.append(JudgedMutant.of(record, Verdict.EQUIVALENT, reason))
+        else:
+            ev.deletions.append(JudgedMutant.of(record, Verdict.NOT_KILLED))
+    survived = {(r.mutant.scope, r.mutant.original) for r in run.records if r.outcome.status == "survived"}
+    ev.deletion_stale = [key for key in reviews if key not in survived]
 
 
 def _match_equivalents(ev: Evaluation, run: Run, config: GateConfig) -> None:

@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        runs = runs_from_files(args.results, args.critical, args.sweep)
+        runs = runs_from_files(args.results, args.critical, args.sweep, args.core_deletions)
     except InputError as exc:
         print(f"mutation gate: error: {exc}", file=sys.stderr)
         return 2

@@ -14,13 +14,14 @@ from typing import Any
 from mutation_evaluation import EngineTally, Evaluation, tally
 from mutation_lines import SET_ASIDE, coverage_lines, line_engines, one_line, source_of
 
-ENGINE_ORDER = ("mutmut", "sweep", "critical")
+ENGINE_ORDER = ("mutmut", "sweep", "critical", "core-deletions")
 
 # Schema status -> the gate's category, per engine: what each engine's verdicts mean for the gate.
 _KILLED = {
     "mutmut": {"Killed", "Timeout", "CompileError"},
     "sweep": {"Killed", "Timeout"},
     "critical": {"Killed"},
+    "core-deletions": {"Killed"},
 }
 
 _CSS = """
@@ -66,7 +67,7 @@ window.addEventListener('resize',markOverflow);
 
 def engine_of(item: dict[str, Any]) -> str:
     prefix = str(item["id"]).partition(":")[0]
-    return prefix if prefix in ("sweep", "critical") else "mutmut"
+    return prefix if prefix in ENGINE_ORDER else "mutmut"
 
 
 def category(item: dict[str, Any]) -> str:

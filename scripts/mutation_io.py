@@ -69,3 +69,8 @@ def add_input_arguments(parser: argparse.ArgumentParser, *, critical_help: str) 
     parser.add_argument(
         "--sweep", type=Path, help="the sweep's results (python scripts/mutation_sweep.py run)"
     )
+    parser.add_argument(
+        "--core-deletions",
+        type=Path,
+        help="the core deletions' results (python scripts/core_deletions.py --json FILE)",
+    )

@@ -23,9 +23,10 @@ from typing import Any
 # "no tests", the harness's "wrong-reason", ...), kept verbatim in ``JudgedMutant.status``.
 KILLED, SURVIVED, TIMEOUT = "killed", "survived", "timeout"
 
-MUTMUT, SWEEP, CRITICAL = "mutmut", "sweep", "critical"
-ENGINES = (MUTMUT, SWEEP, CRITICAL)
+MUTMUT, SWEEP, CRITICAL, CORE_DELETIONS = "mutmut", "sweep", "critical", "core-deletions"
+ENGINES = (MUTMUT, SWEEP, CRITICAL, CORE_DELETIONS)
 CRITICAL_OPERATOR = "CriticalMutant"  # the harness's kind of edit, beside mutmut's mutators and the sweep's
+DELETION_OPERATOR = "delete-line"  # the core deletions' one edit: a line of the core made ``pass``
 
 
 class Verdict(enum.Enum):

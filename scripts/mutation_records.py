@@ -14,8 +14,10 @@ from typing import Any
 from mutation_common import Results, diff_sides, load_results, natural_key, universe_of
 from mutation_io import InputError
 from mutation_model import (
+    CORE_DELETIONS,
     CRITICAL,
     CRITICAL_OPERATOR,
+    DELETION_OPERATOR,
     MUTMUT,
     SWEEP,
     Mutant,
@@ -227,3 +229,65 @@ def _critical_record(entry: object, where: str) -> Record:
     )
     duration = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None
     return Record(mutant, Outcome(str(verdict), tests, duration, str(entry.get("why") or "")))
+
+
+# --- the core's deletions -----------------------------------------------------------------------------
+
+DELETIONS_FORMAT = "guard-lib-core-deletions"
+DELETION_VERDICTS = {"killed", "survived", "reviewed", "invalid"}
+
+
+def core_deletions_run(data: object, where: str, *, whole: bool = True) -> Run:
+    """``scripts/core_deletions.py --json`` as a run: each deletion a record whose status is what its run
+    saw (a survivor the run found reviewed is "survived": the gate reads the reviews itself). Unless
+    ``whole`` is False, refused where it is a part (``--lines``, ``--changed-since``) or holds less than
+    every deletion of its universe."""
+    if not isinstance(data, dict) or data.get("format") != DELETIONS_FORMAT or data.get("version") != 1:
+        raise InputError(
+            f"{where}: not a {DELETIONS_FORMAT} file of version 1 (scripts/core_deletions.py --json)"
+        )
+    entries, universe = data.get("deletions"), data.get("universe")
+    if not isinstance(entries, list) or not isinstance(universe, dict):
+        raise InputError(f"{where}: 'deletions' must be a list and 'universe' an object")
+    records = tuple(_deletion_record(entry, where, str(data.get("source") or "")) for entry in entries)
+    if whole and (data.get("part") or universe.get("count") != len(records)):
+        raise InputError(
+            f"{where}: {len(records)} of the {universe.get('count')} deletions of the core, a part of a run "
+            "(--lines or --changed-since): only a whole run goes into the store"
+        )
+    return Run(CORE_DELETIONS, records, scope="full" if whole else "part")
+
+
+def read_core_deletions(path: Path, *, whole: bool = True) -> Run:
+    hint = f"python scripts/core_deletions.py --json {path}"
+    if not path.is_file():
+        raise InputError(f"{path}: no core deletions' results. Run `{hint}` first.")
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: unreadable core deletions' JSON ({exc}). Re-run `{hint}`.") from exc
+    return core_deletions_run(data, str(path), whole=whole)
+
+
+def _deletion_record(entry: object, where: str, file: str) -> Record:
+    fields = {"id": str, "line": int, "scope": str, "text": str, "verdict": str, "detail": str}
+    if not isinstance(entry, dict) or not all(type(entry.get(k)) is t for k, t in fields.items()):
+        raise InputError(f"{where}: every deletion needs {', '.join(fields)}: {entry!r}")
+    if entry["verdict"] not in DELETION_VERDICTS:
+        raise InputError(f"{where}: deletion {entry['id']}: unknown verdict {entry['verdict']!r}")
+    status = "survived" if entry["verdict"] == "reviewed" else entry["verdict"]
+    mutant = Mutant(
+        engine=CORE_DELETIONS,
+        id=entry["id"],
+        key=mutant_key(file, entry["scope"], DELETION_OPERATOR, entry["text"], "pass"),
+        file=file,
+        scope=entry["scope"],
+        operator=DELETION_OPERATOR,
+        original=entry["text"],
+        mutated="pass",
+        line=entry["line"],
+        end_line=entry["line"],
+        occurrence=int(entry.get("occurrence", 1)),
+    )
+    detail = "" if status in ("killed", "survived") else entry["detail"]
+    return Record(mutant, Outcome(status, (), None, detail))

@@ -24,7 +24,7 @@ from mutation_evaluation import Evaluation, judged, tally
 from mutation_html import render_html
 from mutation_io import InputError, add_input_arguments, check_output, read_toml
 from mutation_lines import coverage_lines, critical_line, line_engines, one_line, source_of
-from mutation_model import CRITICAL, MUTMUT, SWEEP, JudgedMutant, Run, Verdict
+from mutation_model import CORE_DELETIONS, CRITICAL, MUTMUT, SWEEP, JudgedMutant, Run, Verdict
 from mutmut_coverage import analyse
 
 # each engine's own word -> mutation-testing-elements status; a reviewed equivalent is "Ignored" whatever
@@ -58,6 +58,7 @@ SCHEMA_STATUS = {
         "not-exercised": "NoCoverage",
         "wrong-reason": "Survived",
     },
+    CORE_DELETIONS: {"killed": "Killed", "survived": "Survived", "invalid": "CompileError"},
 }
 STATUS_REASON = {
     "segfault": "the test process died by a signal (crash or CPU limit): counted as killed",
@@ -235,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("mutation report: error: give at least one of --json, --html, --markdown", file=sys.stderr)
         return 2
     try:
-        runs = runs_from_files(args.results, args.critical, args.sweep)
+        runs = runs_from_files(args.results, args.critical, args.sweep, args.core_deletions)
     except InputError as exc:
         print(f"mutation report: error: {exc}", file=sys.stderr)
         return 2

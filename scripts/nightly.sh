@@ -50,8 +50,9 @@ deletions_status=0
 echo "core deletions exited with $deletions_status"
 
 "$PY" scripts/mutation_report.py --results reports/mutmut-results.json --critical reports/critical.json \
-  --sweep reports/sweep-results.json --json reports/mutation-report.json --html reports/mutation-report.html --markdown reports/mutation-summary.md
+  --sweep reports/sweep-results.json --core-deletions reports/core-deletions.json \
+  --json reports/mutation-report.json --html reports/mutation-report.html --markdown reports/mutation-summary.md
 "$PY" scripts/mutation_gate.py --results reports/mutmut-results.json --critical reports/critical.json \
-  --sweep reports/sweep-results.json
+  --sweep reports/sweep-results.json --core-deletions reports/core-deletions.json
 gate_status=$?
 exit $(( gate_status ? gate_status : deletions_status ))

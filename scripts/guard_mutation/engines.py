@@ -341,10 +341,12 @@ ENGINES, REGISTRY_ERROR = _registry()
 
 
 def engine_of(mutant_id: str) -> Engine:
-    """The engine that names its mutants so: the sweep's ``sweep-…``, mutmut's ``…__mutmut_N``, else the
-    catalogue's."""
+    """The engine that names its mutants so: the sweep's ``sweep-…``, the core deletions' ``deletion-…``,
+    mutmut's ``…__mutmut_N``, else the catalogue's."""
     if mutant_id.startswith("sweep-"):
         return ENGINES["sweep"]
+    if mutant_id.startswith("deletion-"):
+        return ENGINES["core-deletions"]
     if "__mutmut_" in mutant_id:
         return ENGINES["mutmut"]
     return ENGINES["catalogue"]

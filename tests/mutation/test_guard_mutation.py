@@ -194,7 +194,7 @@ def test_an_engine_that_fails_leaves_the_store_as_it_was(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "nope"], "'nope' names no engine; one of: all, catalogue, mutmut, sweep"),
+        (["run", "nope"], "'nope' names no engine; one of: all, catalogue, core-deletions, mutmut, sweep"),
         (["add", "--engine", "nope", "x.json"], "--engine 'nope' names no engine"),
         (["add", "--engine", "mutmut", "{tmp}/none.json"], "none.json: no such results file"),
         (["add", "--engine", "sweep", "{tmp}/bad.json"], "bad.json: not a guard-lib-sweep-results file"),
@@ -245,6 +245,7 @@ def test_a_store_of_another_version_or_engine_is_refused(tmp_path: Path) -> None
         ("sweep-1c86ddbb5eb1", "sweep"),
         ("guard_lib.x.x_f__mutmut_3", "mutmut"),
         ("restore-deleted", "catalogue"),
+        ("deletion-0123456789ab", "core-deletions"),
     ],
 )
 def test_show_is_sent_to_the_engine_that_names_its_mutants_so(mutant_id: str, engine: str) -> None:
@@ -329,7 +330,7 @@ def _points(*values: tuple[str, str]) -> list[EntryPoint]:
 
 def test_the_engines_are_what_the_distribution_registers() -> None:
     registered = sorted(p.name for p in entry_points(group=engines.GROUP))
-    assert registered == ["catalogue", "mutmut", "sweep"]
+    assert registered == ["catalogue", "core-deletions", "mutmut", "sweep"]
     assert list(engines.ENGINES) == registered
     assert engines.REGISTRY_ERROR is None
     assert all(engines.ENGINES[name].name == name for name in registered)

@@ -9,12 +9,14 @@ from typing import Any
 
 import _scripts
 import pytest
+from core_deletions import candidates
 from guard_mutation import cli
 from guard_mutation.engines import ENGINES
 from guard_mutation.store import StoreError, load
 from mutation_common import load_results
-from mutation_model import CRITICAL, MUTMUT, SWEEP, Mutant, Outcome, Record, RecordError, Run
-from mutation_records import critical_run, mutmut_run, sweep_run
+from mutation_io import InputError
+from mutation_model import CORE_DELETIONS, CRITICAL, MUTMUT, SWEEP, Mutant, Outcome, Record, RecordError, Run
+from mutation_records import critical_run, mutmut_run, read_core_deletions, sweep_run
 from mutation_sweep.results import SweepResults, universe_of
 from mutation_sweep.work_item import Mutant as SweepMutant
 from mutation_sweep.work_item import Result
@@ -91,6 +93,7 @@ def test_each_registered_engine_makes_a_run_of_its_own_records(tmp_path: Path) -
         "mutmut": _scripts.results_file(tmp_path / "m.json", [_scripts.mutant(F + "1", "killed")]),
         "catalogue": tmp_path / "c.json",
         "sweep": tmp_path / "s.json",
+        "core-deletions": _deletions_file(tmp_path / "d.json", [("killed", "x = 1")]),
     }
     files["catalogue"].write_text(
         json.dumps({"mutants": [{"id": "c", "verdict": "killed"}]}), encoding="utf-8"
@@ -100,6 +103,55 @@ def test_each_registered_engine_makes_a_run_of_its_own_records(tmp_path: Path) -
         run = engine.records(files[name])
         assert all(r.mutant.engine == run.engine for r in run.records)
         assert len(run.records) == (0 if name == "sweep" else 1)
+
+
+def _deletions_file(path: Path, made: list[tuple[str, str]], **change: Any) -> Path:
+    """``scripts/core_deletions.py --json`` of deletions (verdict, text), one a line of ``f``."""
+    entries = [
+        {"id": f"deletion-{n:012d}", "line": n, "scope": "f", "text": text, "verdict": verdict, "detail": "d"}
+        for n, (verdict, text) in enumerate(made, start=1)
+    ]
+    data = {
+        "format": "guard-lib-core-deletions",
+        "version": 1,
+        "source": "guard_lib/_core.pyx",
+        "universe": {"count": len(made), "sha256": "x"},
+        "part": False,
+        "deletions": entries,
+        **change,
+    }
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_the_core_deletions_are_records_whose_status_is_what_their_run_saw(tmp_path: Path) -> None:
+    made = [("killed", "a()"), ("reviewed", "b()"), ("invalid", "c()")]
+    run = read_core_deletions(_deletions_file(tmp_path / "d.json", made))
+    assert [(r.outcome.status, r.mutant.original, r.mutant.mutated) for r in run.records] == [
+        ("killed", "a()", "pass"),
+        ("survived", "b()", "pass"),  # reviewed by its run; the gate reads the reviews itself
+        ("invalid", "c()", "pass"),
+    ]
+    assert run.records[2].outcome.detail == "d"
+    assert {r.mutant.engine for r in run.records} == {CORE_DELETIONS}
+    part = _deletions_file(tmp_path / "p.json", made, part=True)
+    with pytest.raises(InputError, match="a part of a run"):
+        read_core_deletions(part)
+    assert len(read_core_deletions(part, whole=False).records) == 3
+    short = _deletions_file(tmp_path / "s.json", made, universe={"count": 4})
+    with pytest.raises(InputError, match="3 of the 4 deletions"):
+        read_core_deletions(short)
+    with pytest.raises(InputError, match="unknown verdict 'lost'"):
+        read_core_deletions(_deletions_file(tmp_path / "u.json", [("lost", "a()")]))
+
+
+def test_a_deletion_is_named_by_what_it_deletes_and_each_repeat_apart() -> None:
+    source = "def f():\n    a()\n    b()\n    a()\n\ndef g():\n    a()\n"
+    first, b, again, other = candidates(source)
+    assert (first.occurrence, again.occurrence, other.occurrence) == (1, 2, 1)
+    assert len({first.id, b.id, again.id, other.id}) == 4
+    moved = candidates("def f():\n    x = 1\n" + source.removeprefix("def f():\n"))
+    assert first.id in {d.id for d in moved}
 
 
 def _store(tmp_path: Path) -> Path:
