@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -312,6 +313,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, stores.StoreError) as exc:
         sys.stderr.write(f"guard-mutation: error: {exc}\n")
         return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # The reader stopped reading (`guard-mutation list sweep | head`): nothing went wrong here. What
+        # is still buffered goes nowhere, so that closing stdout at exit raises nothing more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return code
 
 

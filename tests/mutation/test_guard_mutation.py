@@ -386,3 +386,13 @@ def test_a_registry_that_cannot_be_read_is_a_clear_error_and_exit_2(
     monkeypatch.setattr(cli, "REGISTRY_ERROR", error)
     assert cli.main(["list", "sweep"]) == 2
     assert capsys.readouterr().err == f"guard-mutation: error: {error}\n"
+
+
+def test_a_listing_whose_reader_stops_early_ends_quietly() -> None:
+    command = [sys.executable, "-m", "guard_mutation", "list", "core-deletions"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as listing:
+        assert listing.stdout is not None
+        assert listing.stderr is not None
+        listing.stdout.close()  # the reader gone before the first line, as `| head -0` would be
+        assert listing.wait(timeout=60) == 0
+        assert listing.stderr.read() == ""
