@@ -158,6 +158,11 @@ def judge(deletion: Deletion, source: str, tests: list[str], scratch: Path, time
         shutil.rmtree(project, ignore_errors=True)
 
 
+def default_tests() -> list[str]:
+    """The behaviour suite, file by file: what judges the core (the other tests judge the tooling)."""
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "behaviour").glob("test_*.py"))
+
+
 def reviews(config: Path) -> dict[tuple[str, str], str]:
     """The core deletions' ``[[reviewed]]`` entries: (scope, text) -> reason; ConfigFileError if malformed."""
     return {(e["scope"], e["text"]): e["reason"] for _, e in reviewed(read_config(config), config, ENGINE)}
@@ -231,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         reviewed = reviews(args.config)
     except ConfigFileError as error:
         parser.error(str(error))
-    tests = args.tests or sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py"))
+    tests = args.tests or default_tests()
     source = (ROOT / SOURCE).read_text(encoding="utf-8")
     every = candidates(source)
     todo = _selected(every, args, parser)

@@ -193,3 +193,13 @@ def test_a_partial_mutmut_run_never_enters_the_store(
     assert cli.main(["add", "--engine", "mutmut", str(results), "--store", str(store)]) == 2
     assert "hold 1 of the 2 mutants" in capsys.readouterr().err
     assert not store.exists()
+
+
+def test_the_core_deletions_are_judged_by_the_behaviour_suite() -> None:
+    from core_deletions import default_tests
+
+    behaviour = sorted(
+        str(p.relative_to(_scripts.ROOT)) for p in (_scripts.ROOT / "tests/behaviour").glob("test_*.py")
+    )
+    assert default_tests() == behaviour
+    assert "tests/behaviour/test_device_guard.py" in behaviour
