@@ -186,14 +186,18 @@ def critical_run(data: object, where: str) -> Run:
     return Run(CRITICAL, tuple(_critical_record(entry, where) for entry in entries))
 
 
-def read_critical(path: Path) -> Run:
-    hint = f"python scripts/critical_mutants.py run --json {path}"
+def _json(path: Path, what: str, hint: str) -> Any:
+    """An engine's JSON results file; ``what`` names them and ``hint`` says which command writes them."""
     if not path.is_file():
-        raise InputError(f"{path}: no critical-mutant results. Run `{hint}` first.")
+        raise InputError(f"{path}: no {what} results. Run `{hint}` first.")
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: unreadable critical-mutant JSON ({exc}). Re-run `{hint}`.") from exc
+        raise InputError(f"{path}: unreadable {what} JSON ({exc}). Re-run `{hint}`.") from exc
+
+
+def read_critical(path: Path) -> Run:
+    data = _json(path, "critical-mutant", f"python scripts/critical_mutants.py run --json {path}")
     return critical_run(data, str(path))
 
 
@@ -259,13 +263,7 @@ def core_deletions_run(data: object, where: str, *, whole: bool = True) -> Run:
 
 
 def read_core_deletions(path: Path, *, whole: bool = True) -> Run:
-    hint = f"python scripts/core_deletions.py --json {path}"
-    if not path.is_file():
-        raise InputError(f"{path}: no core deletions' results. Run `{hint}` first.")
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: unreadable core deletions' JSON ({exc}). Re-run `{hint}`.") from exc
+    data = _json(path, "core deletions'", f"python scripts/core_deletions.py --json {path}")
     return core_deletions_run(data, str(path), whole=whole)
 
 

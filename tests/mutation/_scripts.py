@@ -56,3 +56,22 @@ def results_file(path: Path, mutants: list[dict[str, Any]], **extra: Any) -> Pat
     data.update(extra)
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+def deletions_file(path: Path, made: list[tuple[str, str]], **change: Any) -> Path:
+    """``scripts/core_deletions.py --json`` of deletions (verdict, text), one a line of ``f``."""
+    entries = [
+        {"id": f"deletion-{n:012d}", "line": n, "scope": "f", "text": text, "verdict": verdict, "detail": "d"}
+        for n, (verdict, text) in enumerate(made, start=1)
+    ]
+    data = {
+        "format": "guard-lib-core-deletions",
+        "version": 1,
+        "source": "guard_lib/_core.pyx",
+        "universe": {"count": len(made), "sha256": "x"},
+        "part": False,
+        "deletions": entries,
+        **change,
+    }
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path

@@ -385,24 +385,6 @@ def test_the_report_reads_no_file_from_outside_the_repository(tmp_path: Path) ->
     assert repo_text("pkg/missing.py", root) is None
 
 
-def _deletions(tmp_path: Path, made: list[tuple[str, str]]) -> Path:
-    path = tmp_path / "deletions.json"
-    entries = [
-        {"id": f"deletion-{n:012d}", "line": n, "scope": "f", "text": t, "verdict": v, "detail": ""}
-        for n, (v, t) in enumerate(made, start=1)
-    ]
-    data = {
-        "format": "guard-lib-core-deletions",
-        "version": 1,
-        "source": "guard_lib/_core.pyx",
-        "universe": {"count": len(made), "sha256": "x"},
-        "part": False,
-        "deletions": entries,
-    }
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
 DELETION_REVIEW = (
     "[[reviewed]]\nengine = 'core-deletions'\nscope = 'f'\ntext = 'b()'\nreason = 'slower only'\n"
 )
@@ -424,6 +406,6 @@ def test_the_core_deletions_are_judged_against_their_reviews(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], made: list[tuple[str, str]], expected: int, says: str
 ) -> None:
     killed = [_scripts.mutant(F + "1", "killed")]
-    extra = ("--core-deletions", str(_deletions(tmp_path, made)))
+    extra = ("--core-deletions", str(_scripts.deletions_file(tmp_path / "deletions.json", made)))
     assert gate(tmp_path, killed, "[gate]\nmin_score = 100.0\n" + DELETION_REVIEW, *extra) == expected
     assert says in capsys.readouterr().out

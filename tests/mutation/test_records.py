@@ -93,7 +93,7 @@ def test_each_registered_engine_makes_a_run_of_its_own_records(tmp_path: Path) -
         "mutmut": _scripts.results_file(tmp_path / "m.json", [_scripts.mutant(F + "1", "killed")]),
         "catalogue": tmp_path / "c.json",
         "sweep": tmp_path / "s.json",
-        "core-deletions": _deletions_file(tmp_path / "d.json", [("killed", "x = 1")]),
+        "core-deletions": _scripts.deletions_file(tmp_path / "d.json", [("killed", "x = 1")]),
     }
     files["catalogue"].write_text(
         json.dumps({"mutants": [{"id": "c", "verdict": "killed"}]}), encoding="utf-8"
@@ -105,28 +105,9 @@ def test_each_registered_engine_makes_a_run_of_its_own_records(tmp_path: Path) -
         assert len(run.records) == (0 if name == "sweep" else 1)
 
 
-def _deletions_file(path: Path, made: list[tuple[str, str]], **change: Any) -> Path:
-    """``scripts/core_deletions.py --json`` of deletions (verdict, text), one a line of ``f``."""
-    entries = [
-        {"id": f"deletion-{n:012d}", "line": n, "scope": "f", "text": text, "verdict": verdict, "detail": "d"}
-        for n, (verdict, text) in enumerate(made, start=1)
-    ]
-    data = {
-        "format": "guard-lib-core-deletions",
-        "version": 1,
-        "source": "guard_lib/_core.pyx",
-        "universe": {"count": len(made), "sha256": "x"},
-        "part": False,
-        "deletions": entries,
-        **change,
-    }
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
 def test_the_core_deletions_are_records_whose_status_is_what_their_run_saw(tmp_path: Path) -> None:
     made = [("killed", "a()"), ("reviewed", "b()"), ("invalid", "c()")]
-    run = read_core_deletions(_deletions_file(tmp_path / "d.json", made))
+    run = read_core_deletions(_scripts.deletions_file(tmp_path / "d.json", made))
     assert [(r.outcome.status, r.mutant.original, r.mutant.mutated) for r in run.records] == [
         ("killed", "a()", "pass"),
         ("survived", "b()", "pass"),  # reviewed by its run; the gate reads the reviews itself
@@ -134,15 +115,15 @@ def test_the_core_deletions_are_records_whose_status_is_what_their_run_saw(tmp_p
     ]
     assert run.records[2].outcome.detail == "d"
     assert {r.mutant.engine for r in run.records} == {CORE_DELETIONS}
-    part = _deletions_file(tmp_path / "p.json", made, part=True)
+    part = _scripts.deletions_file(tmp_path / "p.json", made, part=True)
     with pytest.raises(InputError, match="a part of a run"):
         read_core_deletions(part)
     assert len(read_core_deletions(part, whole=False).records) == 3
-    short = _deletions_file(tmp_path / "s.json", made, universe={"count": 4})
+    short = _scripts.deletions_file(tmp_path / "s.json", made, universe={"count": 4})
     with pytest.raises(InputError, match="3 of the 4 deletions"):
         read_core_deletions(short)
     with pytest.raises(InputError, match="unknown verdict 'lost'"):
-        read_core_deletions(_deletions_file(tmp_path / "u.json", [("lost", "a()")]))
+        read_core_deletions(_scripts.deletions_file(tmp_path / "u.json", [("lost", "a()")]))
 
 
 def test_a_deletion_is_named_by_what_it_deletes_and_each_repeat_apart() -> None:
