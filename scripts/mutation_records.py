@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mutation_common import Results, diff_sides, load_results, natural_key, universe_of
+from mutation_evaluation import EXCLUDED, KILLED, SURVIVED, UNEXCUSABLE
 from mutation_io import InputError
 from mutation_model import (
     CORE_DELETIONS,
@@ -29,17 +30,8 @@ from mutation_model import (
 from mutation_sweep.results import ResultsError, SweepResults
 from mutation_sweep.results import load as load_sweep
 
-MUTMUT_STATUSES = {
-    "killed",
-    "caught by type check",
-    "timeout",
-    "segfault",
-    "survived",
-    "no tests",
-    "suspicious",
-    "check was interrupted by user",
-    "skipped",
-}
+# every word mutmut 3.8 gives a checked mutant: the classes the gate sorts them into
+MUTMUT_STATUSES = KILLED | SURVIVED | UNEXCUSABLE | EXCLUDED
 NOT_CHECKED = "not checked"
 CRITICAL_VERDICTS = {"killed", "survived", "timeout", "invalid", "not-exercised", "wrong-reason"}
 
