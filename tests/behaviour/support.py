@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 from collections.abc import Callable
 
 from guard_lib import DeviceGuard, Err, GuardError, Result
@@ -92,3 +93,15 @@ def refusal(result: Result[DeviceGuard]) -> GuardError:
     """The error of a result that must be an Err."""
     assert isinstance(result, Err), f"expected a refusal, got {result!r}"
     return result.error
+
+
+class SlottedRuntime(EntryPointRuntime):
+    """Holds its get_device and set_device in slots of its own, as CudaRuntime does, and offers C entry
+    points."""
+
+    __slots__ = ("get_device", "set_device")
+
+    def __init__(self, device_count: int) -> None:
+        super().__init__(device_count)
+        self.get_device = functools.partial(SimulatedRuntime.get_device, self)  # type: ignore[method-assign]
+        self.set_device = functools.partial(SimulatedRuntime.set_device, self)  # type: ignore[method-assign]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import functools
 import gc
 import logging
 import os
@@ -23,7 +22,7 @@ from guard_lib import CallerStreamGuard, DeviceGuard, Err, GuardError, Ok, cuda_
 from guard_lib.runtime import SimulatedRuntime, use_runtime
 from guard_lib.testing import assert_leaves_device
 
-from .support import EntryPointRuntime, refusal
+from .support import EntryPointRuntime, SlottedRuntime, refusal
 
 
 class _Card(enum.IntEnum):
@@ -268,19 +267,8 @@ def test_a_failed_restore_logs_its_values_as_the_records_arguments(
 # --- the third batch in the core: which path a runtime is called through, and what a borrow holds ---
 
 
-class _Slotted(EntryPointRuntime):
-    """Holds its get_device and set_device in slots, as CudaRuntime does, and offers C entry points."""
-
-    __slots__ = ("get_device", "set_device")
-
-    def __init__(self, device_count: int) -> None:
-        super().__init__(device_count)
-        self.get_device = functools.partial(SimulatedRuntime.get_device, self)  # type: ignore[method-assign]
-        self.set_device = functools.partial(SimulatedRuntime.set_device, self)  # type: ignore[method-assign]
-
-
 def test_set_device_replaced_alone_in_its_slot_is_called() -> None:
-    rt = _Slotted(4)
+    rt = SlottedRuntime(4)
     with device(1, runtime=rt):
         pass
     switched: list[int] = []
@@ -312,7 +300,7 @@ class _Either:
 
 def test_methods_that_changed_slots_are_called() -> None:
     log: list[str] = []
-    rt = _Slotted(4)
+    rt = SlottedRuntime(4)
     rt.get_device, rt.set_device = _Either("A", rt, log), _Either("B", rt, log)  # type: ignore[method-assign]
     with device(1, runtime=rt):
         pass
@@ -329,14 +317,14 @@ def test_methods_that_changed_slots_are_called() -> None:
 def test_a_slotted_runtime_moved_to_a_class_with_its_own_get_device_is_called_through_it() -> None:
     log: list[str] = []
 
-    class Overriding(_Slotted):
+    class Overriding(SlottedRuntime):
         __slots__ = ()
 
         def get_device(self) -> tuple[int, int | None]:
             log.append("class get_device")
             return SimulatedRuntime.get_device(self)
 
-    rt = _Slotted(4)
+    rt = SlottedRuntime(4)
     with device(1, runtime=rt):
         pass
     rt.__class__ = Overriding

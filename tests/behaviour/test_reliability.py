@@ -3,7 +3,6 @@ thread identity. Each test runs on whichever implementation this process uses (p
 
 from __future__ import annotations
 
-import functools
 import gc
 import sys
 import threading
@@ -17,7 +16,7 @@ import pytest
 from guard_lib import DeviceGuard, GuardError, device
 from guard_lib.runtime import DeviceRuntime, SimulatedRuntime, use_runtime
 
-from .support import EntryPointRuntime, current, select
+from .support import EntryPointRuntime, SlottedRuntime, current, select
 
 
 class _KeepsItsExit(DeviceGuard):
@@ -78,17 +77,6 @@ class _Open(EntryPointRuntime):
     __slots__ = ("__dict__",)
 
 
-class _Slotted(EntryPointRuntime):
-    """Holds get_device and set_device in slots of its own, as CudaRuntime does."""
-
-    __slots__ = ("get_device", "set_device")
-
-    def __init__(self, device_count: int) -> None:
-        super().__init__(device_count)
-        self.get_device = functools.partial(SimulatedRuntime.get_device, self)  # type: ignore[method-assign]
-        self.set_device = functools.partial(SimulatedRuntime.set_device, self)  # type: ignore[method-assign]
-
-
 def _replace(runtime: Any, where: str) -> list[tuple[Any, ...]]:
     log: list[tuple[Any, ...]] = []
 
@@ -108,7 +96,7 @@ def _replace(runtime: Any, where: str) -> list[tuple[Any, ...]]:
 
 def _replaceable(where: str) -> Any:
     if where == "slot":
-        return _Slotted(4)
+        return SlottedRuntime(4)
     if where == "class":
         return type("_OwnClass", (EntryPointRuntime,), {"__slots__": ()})(4)
     return _Open(4)
