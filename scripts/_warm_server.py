@@ -199,8 +199,12 @@ def _child(session: pytest.Session, job: dict[str, Any], swap: Callable[[], None
         traceback.print_exc()
         code = 3
     finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
+        # pytest's terminal writes through the stream it found at start-up, buffered unless the
+        # interpreter runs unbuffered: what it holds (the summary of failures) is written out here.
+        for stream in (sys.stdout, sys.__stdout__):
+            with contextlib.suppress(Exception):
+                if stream is not None:
+                    stream.flush()
         os._exit(code)
 
 
@@ -256,7 +260,9 @@ class _Server:
             if isinstance(swap, str):
                 self.answer({"cold": swap})
                 continue
-            sys.stdout.flush()
+            for stream in (sys.stdout, sys.__stdout__):  # nothing of the server's for the child to write
+                if stream is not None:
+                    stream.flush()
             pid = os.fork()
             if pid == 0:
                 _child(session, job, swap)

@@ -3,8 +3,10 @@
 Stages, each in its own module: ``operators/`` (one file per operator, with its examples) propose
 edits; ``generate`` walks each file and splices them in; ``interceptors/`` drop what need not run;
 ``select_tests`` maps lines to the tests that reach them; ``scope`` narrows a run to a change;
-``runners/forked`` runs each mutant in a forked child; ``results`` writes and merges the results;
-``judge`` is the sweep's part of the gate. ``work_item`` holds the record they all share.
+``runners/warm`` runs a mutant of one function's body in a child of a session that collected the suite
+once, and ``runners/forked`` every other in a forked child that collects its own; ``results`` writes
+and merges the results; ``judge`` is the sweep's part of the gate. ``work_item`` holds the record they
+all share.
 """
 
 from __future__ import annotations

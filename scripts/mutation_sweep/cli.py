@@ -14,6 +14,7 @@ Exit status: 0 done (the gate judges the verdicts); 2 bad input or a suite that 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import logging
 import os
@@ -33,7 +34,7 @@ from .executable import executable_lines
 from .generate import Generated, generate
 from .operators import ALL
 from .results import ResultsError, SweepResults, load, merge, select_shard, universe_of
-from .runners import forked
+from .runners import forked, warm
 from .scope import by_change, changes_for, on_changed_lines
 from .work_item import Mutant, Result
 
@@ -124,7 +125,9 @@ def _generated(
     return generate(ROOT, files, operators), files
 
 
-def _run_jobs(to_run: list[forked.Job], parallel: int, cfg: sweep_config.SweepConfig) -> list[Result]:
+def _run_jobs(
+    to_run: list[forked.Job], parallel: int, cfg: sweep_config.SweepConfig, *, cold: bool
+) -> list[Result]:
     done = [0]
     count = sum(1 for j in to_run if j.mutant.scope != jobs.GREEN_CHECK)
 
@@ -146,8 +149,16 @@ def _run_jobs(to_run: list[forked.Job], parallel: int, cfg: sweep_config.SweepCo
         elif done[0] % 100 == 0:
             log.info("[%d/%d] ...", done[0], count)
 
-    return forked.run(
-        to_run, ROOT, cfg.pytest_args, parallel=parallel, timeout_s=cfg.timeout_s, on_result=progress
+    if cold:
+        to_run = [dataclasses.replace(job, warm=False) for job in to_run]
+    return warm.run(
+        to_run,
+        ROOT,
+        cfg.pytest_args,
+        parallel=parallel,
+        timeout_s=cfg.timeout_s,
+        preload=cfg.preload,
+        on_result=progress,
     )
 
 
@@ -204,7 +215,7 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
             scratch=Path(scratch),
             parallel=args.jobs,
         )
-        results = jobs.take_green_check(_run_jobs(to_run, args.jobs, cfg))
+        results = jobs.take_green_check(_run_jobs(to_run, args.jobs, cfg, cold=args.cold))
     results = reuse.stamped(results + invalid, depends) + kept
     shard_json = {"index": shard[0], "count": shard[1]} if shard else None
     sweep = SweepResults(
@@ -278,6 +289,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--id", action="append", help="run only this mutant (repeatable)")
     run.add_argument("--reuse", type=Path, metavar="RESULTS", help="take verdicts whose inputs are unchanged")
     run.add_argument("--changed-since", metavar="REF", help="run only the mutants a change since REF touches")
+    run.add_argument(
+        "--cold",
+        action="store_true",
+        help="judge every mutant in a forked child that collects its tests afresh, none in a warm session",
+    )
     merge_ = sub.add_parser("merge", help="combine the results of shards 1..N")
     merge_.add_argument("--out", type=Path, required=True)
     merge_.add_argument("parts", nargs="+")

@@ -21,6 +21,7 @@ from critical_harness.workspace import make_copy
 from .select_tests import (
     TestMap,
     covered_run,
+    lines_outside_tests,
     quickest_first,
     reaching_tests,
     test_modules,
@@ -65,4 +66,10 @@ def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Pat
         ", ".join(sorted(lines)) or "no file",
         time.monotonic() - started,
     )
-    return TestMap(lines, order, traced_tests(junit, copy), test_seconds(junit, test_modules(copy)))
+    return TestMap(
+        lines,
+        order,
+        traced_tests(junit, copy),
+        test_seconds(junit, test_modules(copy)),
+        lines_outside_tests(data_file, copy, suffix=".pyx"),
+    )

@@ -60,6 +60,8 @@ class SweepConfig:
     equivalents: tuple[Equivalent, ...]
     # the operators a whole run applies, by name; None: every operator there is
     operators: tuple[str, ...] | None = None
+    # what a warm server imports once before it forks (``[harness] preload``, shared with the harness)
+    preload: tuple[str, ...] = ()
 
 
 def _operators(value: list[str] | None, where: str) -> tuple[str, ...] | None:
@@ -104,4 +106,5 @@ def load(path: Path) -> SweepConfig:
         float(table.get("timeout_s", 60)),
         tuple(entries),
         _operators(table.get("operators"), f"{path}: [sweep] operators"),
+        tuple(data.get("harness", {}).get("preload", ())),
     )

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
+from critical_harness.warm import body_only
 from mutation_model import SURVIVED
 
 from . import compiled_coverage, cython_view
@@ -48,6 +49,7 @@ def test_maps(
         maps[0].suite_order,
         tuple(sorted({t for m in maps for t in m.traced})),
         {test: spent for m in reversed(maps) for test, spent in m.seconds.items()},
+        {f: lines for m in maps for f, lines in m.outside_tests.items()},
     )
 
 
@@ -102,6 +104,7 @@ def make(
         # The package's modules load under the core as well, and what they do at import may differ
         # there: a mutant of it that survives the reference runs the suite on the built core too.
         then_compiled = core_built and m.at_import and not is_cython(m.file)
+        warm = _warm_fit(m, source, root, mapping, switch if built is not None else None)
         jobs.append(
             forked.Job(
                 m,
@@ -115,6 +118,7 @@ def make(
                 built=built,
                 switch=switch,
                 timeout_scale=scale,
+                warm=warm,
             )
         )
     # the slowest (whole-suite) jobs first, so two cores finish together
@@ -123,6 +127,19 @@ def make(
     if woven:
         jobs.insert(0, _green_check(woven, mapping))
     return jobs, invalid
+
+
+def _warm_fit(mutant: Mutant, source: str, root: Path, mapping: TestMap, switch: int | None) -> bool:
+    """Whether a warm session, with the package imported and the suite collected, can judge ``mutant``:
+    an edit of one function's body (a compiled one behind its switch in the woven build), none of whose
+    lines ran outside the tests in the map's run."""
+    if mutant.definition or mutant.at_import or mutant.file not in mapping.lines:
+        return False
+    if not mapping.outside_tests.get(mutant.file, frozenset()).isdisjoint(mutant.lines()):
+        return False
+    if is_cython(mutant.file):
+        return switch is not None  # the weave holds only edits inside a function's body
+    return body_only((root / mutant.file).read_text(encoding="utf-8"), source, mutant.scope)
 
 
 def _handler_lines(root: Path, file: str) -> frozenset[int]:

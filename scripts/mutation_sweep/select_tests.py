@@ -63,6 +63,9 @@ class TestMap:
     traced: tuple[str, ...] = ()  # the tests under their own tracer, which coverage cannot tie to lines
     # each test's seconds in the map's run (its parameters together), and each file's: the quickest first
     seconds: Mapping[str, float] = field(default_factory=dict)
+    # {file: lines} run outside every test: at import, while collecting, in fixtures. A mutant there
+    # acts before its code could be swapped into a live session.
+    outside_tests: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
 
 def test_modules(root: Path) -> dict[str, str]:
@@ -93,6 +96,7 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
             quickest_first(junit, test_modules(root)),
             traced_tests(junit, root),
             test_seconds(junit, test_modules(root)),
+            lines_outside_tests(data_file, root, suffix=""),
         )
 
 
@@ -146,6 +150,20 @@ def reaching_tests(
             by_line[line] = tuple(sorted(i for i in ids if i))
         result[rel] = by_line
     return result
+
+
+def lines_outside_tests(data_file: Path, root: Path, suffix: str) -> dict[str, frozenset[int]]:
+    """From a coverage run with a context per test: each measured file's lines that ran outside any test."""
+    data = CoverageData(basename=str(data_file))
+    data.read()
+    found: dict[str, frozenset[int]] = {}
+    for measured in data.measured_files():
+        path = Path(measured).resolve()
+        if measured.endswith(suffix) and path.is_relative_to(root.resolve()):
+            by_line = data.contexts_by_lineno(measured)
+            rel = path.relative_to(root.resolve()).as_posix()
+            found[rel] = frozenset(line for line, contexts in by_line.items() if "" in contexts)
+    return found
 
 
 def test_seconds(junit: Path, test_files: dict[str, str]) -> dict[str, float]:

@@ -135,14 +135,14 @@ def test_a_mutant_whose_own_tests_pass_runs_the_traced_tests_next(tmp_path: Path
 
 def test_a_surviving_phase_leads_to_the_traced_tests_then_to_the_whole_suite() -> None:
     job = dataclasses.replace(_job(1, ("t::a",), then_suite=True), then_tests=("t::traced",))
-    traced = forked._next_phase(job)
+    traced = forked.next_phase(job)
     assert traced is not None
     assert (traced.tests, traced.then_tests, traced.then_suite) == (("t::traced",), (), True)
-    whole = forked._next_phase(traced)
+    whole = forked.next_phase(traced)
     assert whole is not None
     assert (whole.tests, whole.then_tests, whole.then_suite) == ((SUITE,), (), False)
-    assert forked._next_phase(whole) is None
-    assert forked._next_phase(_job(1, ("t::a",))) is None
+    assert forked.next_phase(whole) is None
+    assert forked.next_phase(_job(1, ("t::a",))) is None
 
 
 def test_what_runs_at_import_is_judged_on_the_built_core_too(tmp_path: Path) -> None:
@@ -169,10 +169,51 @@ def test_what_runs_at_import_is_judged_on_the_built_core_too(tmp_path: Path) -> 
 
 def test_after_the_whole_suite_on_the_reference_comes_the_whole_suite_on_the_core() -> None:
     job = dataclasses.replace(_job(1, ("t::a",), then_suite=True), then_compiled=True, impl="")
-    whole = forked._next_phase(job)
+    whole = forked.next_phase(job)
     assert whole is not None
     assert (whole.tests, whole.impl, whole.then_compiled) == ((SUITE,), "", True)
-    on_core = forked._next_phase(whole)
+    on_core = forked.next_phase(whole)
     assert on_core is not None
     assert (on_core.tests, on_core.impl, on_core.then_compiled) == ((SUITE,), "compiled", False)
-    assert forked._next_phase(on_core) is None
+    assert forked.next_phase(on_core) is None
+
+
+def test_only_an_edit_of_one_function_body_none_of_it_run_outside_the_tests_goes_warm(tmp_path: Path) -> None:
+    # A warm session has imported the package and collected the suite: an edit of what ran by then (at
+    # import, in a definition's header, in a function called while collecting) would come too late.
+    (tmp_path / "guard_lib").mkdir()
+    source = "A = 1\n\n\ndef f():\n    return 2\n\n\ndef g():\n    return 3\n"
+    (tmp_path / "guard_lib" / "a.py").write_text(source, encoding="utf-8")
+    body = Mutant("guard_lib/a.py", "f", "replace-value", "2", "5", 5, 5)
+    called_at_import = Mutant("guard_lib/a.py", "g", "replace-value", "3", "5", 9, 9)
+    at_import = Mutant("guard_lib/a.py", "<module>", "replace-value", "1", "5", 1, 1, at_import=True)
+    header = Mutant("guard_lib/a.py", "f", "keyword-only", "def f():", "def f(*):", 4, 4, definition=True)
+    made_of = [body, called_at_import, at_import, header]
+    sources = {m.id: source.replace(f"    return {m.original}", f"    return {m.mutated}") for m in made_of}
+    sources[at_import.id] = source.replace("A = 1", "A = 5")
+    sources[header.id] = source.replace("def f():", "def f(*, x=1):")
+    generated = Generated(made_of, sources, Counter(), {})
+    reaching: dict[int, tuple[str, ...]] = {1: ("t::a",), 5: ("t::f",), 9: ("t::g",)}
+    mapping = select_tests.TestMap(
+        {"guard_lib/a.py": reaching}, ("t",), outside_tests={"guard_lib/a.py": frozenset({1, 4, 8, 9})}
+    )
+    made, _ = jobs.make(
+        made_of, generated, root=tmp_path, files=[], mapping=mapping, scratch=tmp_path, parallel=1
+    )
+    assert {j.mutant.scope + str(j.mutant.line): j.warm for j in made} == {
+        "f5": True,
+        "g9": False,
+        "<module>1": False,
+        "f4": False,
+    }
+    # No map of the file's lines at all: nothing says what ran outside the tests, so nothing goes warm.
+    unmapped, _ = jobs.make(
+        [body],
+        generated,
+        root=tmp_path,
+        files=[],
+        mapping=select_tests.TestMap({}, ("t",)),
+        scratch=tmp_path,
+        parallel=1,
+    )
+    assert [j.warm for j in unmapped] == [False]

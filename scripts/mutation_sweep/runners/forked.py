@@ -64,6 +64,9 @@ class Job:
     built: Path | None = None
     switch: int | None = None
     timeout_scale: float = 1.0  # a job that runs the whole suite on purpose may take this many times longer
+    # may run in a warm session instead (``runners.warm``): it changes one function's body, and none of its
+    # lines ran outside the tests (at import, while collecting), where a swap after import would be late
+    warm: bool = False
 
 
 class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -187,7 +190,7 @@ def warm_up() -> None:
             continue
 
 
-def _verdict(status: int) -> str:
+def verdict_of(status: int) -> str:
     # pytest: 0 all passed, 1 a test failed, 2 interrupted (a KeyboardInterrupt a mutant let escape),
     # 3 internal error, 4 usage error (a conftest that cannot import the mutant), 5 no tests; below 0,
     # killed by a signal. The unmutated suite ran green with the same arguments, so any other failure to
@@ -253,7 +256,7 @@ def run(
                         continue
                     del running[pid]
                     job = child.job
-                    later = _next_phase(job) if verdict == SURVIVED else None
+                    later = next_phase(job) if verdict == SURVIVED else None
                     if later is not None:
                         # The likeliest killers passed: the next tests decide, in another child.
                         pending.insert(0, dataclasses.replace(later, spent=job.spent + now - child.started))
@@ -270,7 +273,7 @@ def run(
     return results
 
 
-def _next_phase(job: Job) -> Job | None:
+def next_phase(job: Job) -> Job | None:
     """What a job whose tests all passed runs next, if anything: the traced tests, then the whole suite,
     then the whole suite on the compiled core."""
     if job.then_tests:
@@ -286,7 +289,7 @@ def _reap(pid: int, child: _Running, ready: list[int], now: float, timeout_s: fl
     """The child's verdict once it has ended (or been ended for its time), else None."""
     if child.fd in ready:
         _, status = os.waitpid(pid, 0)
-        verdict = _verdict(os.waitstatus_to_exitcode(status))
+        verdict = verdict_of(os.waitstatus_to_exitcode(status))
     elif now - child.started >= timeout_s:
         _kill(pid)
         os.waitpid(pid, 0)
