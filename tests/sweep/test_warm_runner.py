@@ -89,8 +89,14 @@ def test_warm_verdicts_match_forked_and_a_test_red_without_the_mutant_kills_noth
     assert "test_in_the_process_that_imported_it fails in a warm session with no mutant" in done.stderr
 
 
-def test_the_first_failure_is_read_from_pytests_short_summary() -> None:
-    output = "F.\n=== short test summary info ===\nFAILED tests/t.py::test_a[1] - assert 1 == 2\nFAILED x\n"
-    assert first_failure(output) == "tests/t.py::test_a[1]"
-    assert first_failure("ERROR tests/t.py::test_b - fixture 'x' not found\n") == "tests/t.py::test_b"
+def test_the_first_failure_is_read_from_pytests_short_summary_alone() -> None:
+    summary = "=== short test summary info ==="
+    failed = f"F.\n{summary}\nFAILED tests/t.py::test_a[1] - assert 1 == 2\nFAILED x\n"
+    assert first_failure(failed) == "tests/t.py::test_a[1]"
+    in_error = f"E\n{summary}\nERROR tests/t.py::test_b - fixture 'x' not found\n"
+    assert first_failure(in_error) == "tests/t.py::test_b"
+    # a failure's captured log comes before the summary, and its lines can start with ERROR too
+    logged = "--- Captured log call ---\nERROR    pkg:mod.py:78 could not restore\n"
+    assert first_failure(f"F\n{logged}{summary}\nFAILED tests/t.py::test_c - boom\n") == "tests/t.py::test_c"
+    assert first_failure(f"F\n{logged}") == ""
     assert first_failure("1 passed\n") == ""

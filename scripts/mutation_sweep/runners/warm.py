@@ -130,8 +130,12 @@ def _session_args(pytest_args: Sequence[str]) -> list[str]:
 
 
 def first_failure(output: str) -> str:
-    """The node id pytest's short summary names first as failed (or in error), else ""."""
-    for line in output.splitlines():
+    """The node id pytest's short summary names first as failed (or in error), else "".
+
+    Only the summary counts: a captured log's own lines can start with ``ERROR`` too.
+    """
+    _, header, summary = output.rpartition("short test summary info")
+    for line in summary.splitlines() if header else ():
         for word in ("FAILED ", "ERROR "):
             if line.startswith(word):
                 return line[len(word) :].split(" - ")[0].strip()
