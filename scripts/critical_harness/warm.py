@@ -173,17 +173,40 @@ class WarmServer:
         """(exit status or None past the timeout, output) of the collected session's ``tests`` (as pytest
         takes them on its command line) with the mutant swapped in (none: the tests as collected),
         ``env`` added to the child's environment."""
+        swap = None
+        if mutant is not None and self._switches is not None:
+            swap = switch_on(*self._switches[mutant.spec.id])
+        elif mutant is not None:
+            swap = swap_code(module_name(mutant.spec.file), mutant.spec.scope, mutant.mutated)
+        return self.run_tests(tests, exitfirst, env, timeout, swap)
+
+    def run_tests(
+        self,
+        tests: Sequence[str],
+        exitfirst: bool,
+        env: dict[str, str],
+        timeout: float,
+        swap: Mapping[str, Any] | None = None,
+    ) -> tuple[int | None, str]:
+        """``pytest``'s run, with ``swap`` (``swap_code`` or ``switch_on``; None: the tests as collected)."""
         self._jobs += 1
         output = self._tmp / f"job-{self._jobs}.out"
         job: dict[str, Any] = {"tests": list(tests), "exitfirst": exitfirst, "env": env}
-        job |= {"output": str(output), "timeout": timeout}
-        if mutant is not None and self._switches is not None:
-            module, number = self._switches[mutant.spec.id]
-            job["switch"] = {"module": module, "number": number}
-        elif mutant is not None:
-            job |= {"module": module_name(mutant.spec.file), "qualname": mutant.spec.scope}
-            job["source"] = mutant.mutated
+        job |= {"output": str(output), "timeout": timeout, **(swap or {})}
         return self._submit(job, timeout)
+
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+
+def swap_code(module: str, qualname: str, source: str) -> dict[str, Any]:
+    """A job's swap: the function ``qualname`` of ``module`` takes its code from the mutated ``source``."""
+    return {"module": module, "qualname": qualname, "source": source}
+
+
+def switch_on(module: str, number: int) -> dict[str, Any]:
+    """A job's swap: the woven build's ``module`` turns on its mutant ``number``."""
+    return {"switch": {"module": module, "number": number}}
 
 
 class _Slot:
