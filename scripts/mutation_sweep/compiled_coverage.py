@@ -18,7 +18,9 @@ from pathlib import Path
 from critical_harness.compiled import BUILD_ENV, MUTANT_CFLAGS, build_command
 from critical_harness.workspace import make_copy
 
+from . import import_probe
 from .select_tests import (
+    IMPORTS,
     TestMap,
     covered_run,
     lines_outside_tests,
@@ -72,4 +74,5 @@ def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Pat
         traced_tests(junit, copy),
         test_seconds(junit, test_modules(copy)),
         lines_outside_tests(data_file, copy, suffix=".pyx"),
+        *import_probe.read(scratch / IMPORTS),
     )

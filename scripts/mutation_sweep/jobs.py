@@ -21,7 +21,7 @@ from mutation_model import SURVIVED
 from . import compiled_coverage, cython_view
 from .generate import Generated, is_cython
 from .runners import compiled_builds, forked
-from .select_tests import SUITE, TestMap, test_map, tests_of
+from .select_tests import SUITE, TestMap, quickest, test_map, tests_of
 from .work_item import INVALID, Mutant, Result
 
 log = logging.getLogger("mutation_sweep")
@@ -50,6 +50,11 @@ def test_maps(
         tuple(sorted({t for m in maps for t in m.traced})),
         {test: spent for m in reversed(maps) for test, spent in m.seconds.items()},
         {f: lines for m in maps for f, lines in m.outside_tests.items()},
+        tuple(sorted({name for m in maps for name in m.collected})),
+        {
+            name: tuple(sorted({t for m in maps for t in m.importers.get(name, ())}))
+            for name in {name for m in maps for name in m.importers}
+        },
     )
 
 
@@ -105,6 +110,14 @@ def make(
         # there: a mutant of it that survives the reference runs the suite on the built core too.
         then_compiled = core_built and m.at_import and not is_cython(m.file)
         warm = _warm_fit(m, source, root, mapping, switch if built is not None else None)
+        proof = None if is_cython(m.file) else _state_proof(m, tests, module, mapping, then_compiled)
+        if proof is not None:
+            jobs.append(
+                dataclasses.replace(
+                    proof, source=source, suite_order=mapping.suite_order, timeout_scale=scale
+                )
+            )
+            continue
         jobs.append(
             forked.Job(
                 m,
@@ -127,6 +140,29 @@ def make(
     if woven:
         jobs.insert(0, _green_check(woven, mapping))
     return jobs, invalid
+
+
+def _state_proof(
+    mutant: Mutant, tests: tuple[str, ...], module: str, mapping: TestMap, on_core: bool
+) -> forked.Job | None:
+    """For a Python mutant of code run at import, the phases that prove it (``forked.Job.then_state``):
+    its first tests, the readers of line numbers, the comparisons. The whole suite runs only on an
+    implementation where what the import left differs. None: the map did not record the package's
+    imports, so the whole suite decides as before."""
+    if not mutant.at_import or not mapping.collected:
+        return None
+    reach = {t for t in tests if t != SUITE} | set(mapping.importers.get(module, ()))
+    readers = quickest(mapping, set(mapping.traced) - reach)
+    then_state: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [("", (), readers)]
+    if on_core:
+        then_state.append(("compiled", quickest(mapping, reach), readers))
+    if reach:
+        first = forked.Job(mutant, module, "", quickest(mapping, reach), then_state=tuple(then_state))
+    else:  # nothing imports it while a test runs: the first phase is the comparison itself
+        first = forked.Job(
+            mutant, module, "", (forked.STATE,), readers=readers, then_state=tuple(then_state[1:])
+        )
+    return dataclasses.replace(first, then_compiled=on_core, collected=mapping.collected)
 
 
 def _warm_fit(mutant: Mutant, source: str, root: Path, mapping: TestMap, switch: int | None) -> bool:

@@ -18,10 +18,12 @@ from pathlib import Path
 
 from coverage import CoverageData
 
+from . import import_probe
 from .generate import is_cython
 from .work_item import Mutant
 
 SUITE = "<suite>"
+IMPORTS = "imports"  # what ``import_probe`` wrote, in a covered run's scratch folder
 
 
 def _node_id(context: str, test_files: dict[str, str], collected: set[str]) -> str | None:
@@ -66,6 +68,10 @@ class TestMap:
     # {file: lines} run outside every test: at import, while collecting, in fixtures. A mutant there
     # acts before its code could be swapped into a live session.
     outside_tests: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    # the package's modules the suite's collection left imported (``import_probe``), and for each module
+    # the tests that imported it while they ran: the only ones that run its import-time code again
+    collected: tuple[str, ...] = ()
+    importers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def test_modules(root: Path) -> dict[str, str]:
@@ -97,6 +103,7 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
             traced_tests(junit, root),
             test_seconds(junit, test_modules(root)),
             lines_outside_tests(data_file, root, suffix=""),
+            *import_probe.read(Path(tmp, IMPORTS)),
         )
 
 
@@ -109,7 +116,8 @@ def covered_run(
     root: Path, package: str, pytest_args: Sequence[str], scratch: Path, *, plugins: str = "", impl: str = ""
 ) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
     """One run of the suite in ``root`` under coverage, a context per test, two workers at once (and the
-    child interpreters tests start): the run, its combined data file and its JUnit report."""
+    child interpreters tests start): the run, its combined data file and its JUnit report; what the
+    package's imports were is in ``scratch``, for ``import_probe.read(scratch / IMPORTS)``."""
     rc, data_file, junit = scratch / "coveragerc", scratch / "coverage", scratch / "junit.xml"
     rc.write_text(
         "[run]\ndynamic_context = test_function\nparallel = true\npatch = subprocess\n"
@@ -117,9 +125,10 @@ def covered_run(
         encoding="utf-8",
     )
     env = {**os.environ, "COVERAGE_RCFILE": str(rc), **({"GUARD_LIB_IMPL": impl} if impl else {})}
+    env.update({import_probe.OUT_ENV: str(scratch / IMPORTS), import_probe.PACKAGE_ENV: package})
     command = [
         *(sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"),
-        *(f"--junitxml={junit}", *pytest_args),
+        *("-p", import_probe.__name__, f"--junitxml={junit}", *pytest_args),
     ]
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     combine = [sys.executable, "-m", "coverage", "combine", "-q"]

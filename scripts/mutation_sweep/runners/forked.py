@@ -13,6 +13,7 @@ import dataclasses
 import importlib
 import importlib.abc
 import importlib.util
+import itertools
 import os
 import select
 import signal
@@ -28,6 +29,7 @@ from types import ModuleType
 from critical_harness.compiled import IMPL_ENV
 from mutation_model import KILLED, SURVIVED, TIMEOUT
 
+from .. import import_state
 from ..config import test_paths
 from ..select_tests import SUITE
 from ..work_item import NO_TESTS, Mutant, Result
@@ -41,6 +43,7 @@ WARM_IMPORTS = (
     "hypothesis.strategies",
     "coverage",
 )
+STATE = "<what the import left>"  # a phase that compares the package's state after import, runs no test
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,15 @@ class Job:
     # may run in a warm session instead (``runners.warm``): it changes one function's body, and none of its
     # lines ran outside the tests (at import, while collecting), where a swap after import would be late
     warm: bool = False
+    # A mutant of code run at import: (implementation, tests, readers) in order. For each, what the import
+    # leaves behind is compared with the unmutated package's (the phase ``(STATE,)``). Where it is the
+    # same, only ``tests`` run there (those that run the code again), and ``readers`` (the tests under a
+    # tracer of their own, which read line numbers) where lines moved; where not, the whole suite does,
+    # there and on any implementation after it.
+    then_state: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
+    readers: tuple[str, ...] = ()  # a ``(STATE,)`` phase's: run where the state is the same but lines moved
+    collected: tuple[str, ...] = ()  # the package's modules the suite's collection leaves imported
+    found: tuple[str, ...] = ()  # what each comparison found ("python: the same"), for the result
 
 
 class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -156,6 +168,13 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
         except BaseException:  # a mutant that breaks the import fails every test
             out.write_text("<import>", encoding="utf-8")
             return 1
+    if job.tests == (STATE,):
+        try:
+            found = import_state.state(job.module.split(".")[0], job.module, job.collected)
+        except BaseException as exc:  # unreadable is never "the same"
+            found = f"<unreadable: {type(exc).__name__}: {exc}>"
+        out.write_text(found, encoding="utf-8")
+        return 0
     import pytest
 
     targets = list(job.suite_order if job.tests == (SUITE,) else job.tests)
@@ -238,12 +257,13 @@ def run(
     pending = list(jobs)
     running: dict[int, _Running] = {}
     results: list[Result] = []
+    unmutated: dict[tuple[str, str], str] = {}  # (module, implementation): its state after import
     with tempfile.TemporaryDirectory(prefix="sweep-run-") as tmp:
         try:
             while pending or running:
                 while pending and len(running) < parallel:
                     job = pending.pop(0)
-                    out = Path(tmp, f"{job.mutant.id}-{len(job.tests)}")
+                    out = Path(tmp, f"{job.mutant.id}-{next(_serial)}")
                     pid = _spawn(job, root, pytest_args, out)
                     running[pid] = _Running(job, time.monotonic(), os.pidfd_open(pid), out)
                 deadline = min(r.started + timeout_s * r.job.timeout_scale for r in running.values())
@@ -256,14 +276,20 @@ def run(
                         continue
                     del running[pid]
                     job = child.job
-                    later = next_phase(job) if verdict == SURVIVED else None
+                    same = DIFFERS
+                    if verdict == SURVIVED and job.tests == (STATE,):
+                        same = _same_state(job, child.out, (root, pytest_args, Path(tmp)), unmutated)
+                        job = dataclasses.replace(job, found=(*job.found, f"{job.impl or 'python'}: {same}"))
+                    later = next_phase(job, same) if verdict == SURVIVED else None
                     if later is not None:
                         # The likeliest killers passed: the next tests decide, in another child.
                         pending.insert(0, dataclasses.replace(later, spent=job.spent + now - child.started))
                         continue
-                    failed = child.out.read_text(encoding="utf-8") if child.out.exists() else ""
+                    wrote = child.out.exists() and job.tests != (STATE,)
+                    failed = child.out.read_text(encoding="utf-8") if wrote else ""
                     took = round(job.spent + now - child.started, 3)
-                    results.append(Result(job.mutant, verdict, job.tests, failed, took))
+                    found = f"what the import left: {', '.join(job.found)}" if job.found else ""
+                    results.append(Result(job.mutant, verdict, job.tests, failed, took, detail=found))
                     on_result(results[-1])
         finally:
             for pid, child in running.items():
@@ -273,16 +299,75 @@ def run(
     return results
 
 
-def next_phase(job: Job) -> Job | None:
-    """What a job whose tests all passed runs next, if anything: the traced tests, then the whole suite,
-    then the whole suite on the compiled core."""
+DIFFERS, MOVED, SAME = "differs", "the same, lines moved", "the same"
+
+
+def next_phase(job: Job, same: str = DIFFERS) -> Job | None:
+    """What a job whose tests all passed runs next, if anything: the traced tests, then the comparisons of
+    the state after import, then the whole suite, then the whole suite on the compiled core. ``same``:
+    what a ``(STATE,)`` phase found, against the unmutated package (DIFFERS, MOVED or SAME)."""
+    if job.tests == (STATE,):
+        on_core = job.impl == "compiled"
+        if same == DIFFERS:
+            # What the import left differs here: the whole suite decides, here and on the core after.
+            return dataclasses.replace(
+                job,
+                tests=(SUITE,),
+                then_tests=(),
+                then_state=(),
+                readers=(),
+                then_suite=False,
+                then_compiled=job.then_compiled and not on_core,
+            )
+        # The same: only the tests that may still tell run here, and no whole suite on this implementation.
+        readers = tuple(t for t in job.readers if t not in job.then_tests) if same == MOVED else ()
+        job = dataclasses.replace(
+            job,
+            then_tests=(*job.then_tests, *readers),
+            readers=(),
+            then_suite=job.then_suite and on_core,
+            then_compiled=job.then_compiled and not on_core,
+        )
     if job.then_tests:
         return dataclasses.replace(job, tests=job.then_tests, then_tests=())
+    if job.then_state:
+        (impl, after, readers), rest = job.then_state[0], job.then_state[1:]
+        return dataclasses.replace(
+            job, tests=(STATE,), impl=impl, then_tests=after, readers=readers, then_state=rest
+        )
     if job.then_suite:
         return dataclasses.replace(job, tests=(SUITE,), then_suite=False)
     if job.then_compiled:
         return dataclasses.replace(job, tests=(SUITE,), then_compiled=False, impl="compiled")
     return None
+
+
+_serial = itertools.count()
+
+
+def _same_state(
+    job: Job, out: Path, where: tuple[Path, Sequence[str], Path], unmutated: dict[tuple[str, str], str]
+) -> str:
+    """What the state a ``(STATE,)`` phase wrote to ``out`` is against the unmutated package's, on the
+    phase's implementation (DIFFERS, MOVED, SAME); that one is found once per module, the same way, in a
+    child of its own."""
+    found = out.read_text(encoding="utf-8") if out.exists() else "<nothing written>"
+    root, pytest_args, tmp = where
+    key = (job.module, job.impl)
+    if key not in unmutated:
+        original = (root / job.mutant.file).read_text(encoding="utf-8")
+        plain = Path(tmp, f"unmutated-{next(_serial)}")
+        pid = _spawn(dataclasses.replace(job, source=original), root, pytest_args, plain)
+        _, status = os.waitpid(pid, 0)
+        written = plain.read_text(encoding="utf-8") if plain.exists() else ""
+        unmutated[key] = written if os.waitstatus_to_exitcode(status) == 0 and written else "<none>"
+    # "<…>": an import that failed, or a state that could not be read, is never the same as another
+    if found.startswith("<") or unmutated[key].startswith("<"):
+        return DIFFERS
+    (state, layout), (plain_state, plain_layout) = found.split(":"), unmutated[key].split(":")
+    if state != plain_state:
+        return DIFFERS
+    return SAME if layout == plain_layout else MOVED
 
 
 def _reap(pid: int, child: _Running, ready: list[int], now: float, timeout_s: float) -> str | None:

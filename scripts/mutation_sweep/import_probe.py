@@ -1,0 +1,87 @@
+"""pytest plugin for the sweep's map: which of the package's modules the collection left imported, and which
+tests import one of them (afresh, or for the first time) while they run.
+
+A mutant of code run at import whose package looks the same once imported (``import_state``) can be told
+apart only by a test that runs that code again; coverage cannot always say which (a test under a tracer
+of its own hides its lines), so the imports themselves are watched: a finder first on ``sys.meta_path``
+notes every import of the package's modules that nothing cached answered. Each process writes its own
+file (``<SWEEP_IMPORTS_OUT>.<pid>``), for xdist's workers.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import json
+import os
+import sys
+from collections.abc import Generator, Sequence
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+OUT_ENV = "SWEEP_IMPORTS_OUT"
+PACKAGE_ENV = "SWEEP_IMPORTS_PACKAGE"
+
+
+class _Watch(importlib.abc.MetaPathFinder):
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.test = ""
+        self.by_test: dict[str, set[str]] = {}
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if self.test and (fullname == self.package or fullname.startswith(self.package + ".")):
+            self.by_test.setdefault(self.test, set()).add(fullname)
+        return None  # the finders after it import the module as ever
+
+
+class ImportProbe:
+    def __init__(self, package: str, out: Path) -> None:
+        self.watch = _Watch(package)
+        self.out = out
+        self.collected: list[str] = []
+
+    def pytest_collection_finish(self) -> None:
+        package = self.watch.package
+        self.collected = sorted(n for n in sys.modules if n == package or n.startswith(package + "."))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        # first again before each test: pytest's assertion rewriting puts its own finder first
+        if self.watch in sys.meta_path:
+            sys.meta_path.remove(self.watch)
+        sys.meta_path.insert(0, self.watch)
+        self.watch.test = item.nodeid.split("[")[0]
+        try:
+            return (yield)
+        finally:
+            self.watch.test = ""
+
+    def pytest_sessionfinish(self) -> None:
+        by_test = {test: sorted(names) for test, names in sorted(self.watch.by_test.items())}
+        found = {"collected": self.collected, "by_test": by_test}
+        self.out.with_name(f"{self.out.name}.{os.getpid()}").write_text(json.dumps(found), encoding="utf-8")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    out, package = os.environ.get(OUT_ENV), os.environ.get(PACKAGE_ENV)
+    if out and package:
+        config.pluginmanager.register(ImportProbe(package, Path(out)), "sweep-import-probe")
+
+
+def read(out: Path) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """What every process of a run wrote: the modules its collection left imported, and for each module
+    the tests that imported it."""
+    collected: set[str] = set()
+    importers: dict[str, set[str]] = {}
+    for written in sorted(out.parent.glob(f"{out.name}.*")):
+        found = json.loads(written.read_text(encoding="utf-8"))
+        collected.update(found["collected"])
+        for test, names in found["by_test"].items():
+            for name in names:
+                importers.setdefault(name, set()).add(test)
+    return tuple(sorted(collected)), {name: tuple(sorted(tests)) for name, tests in importers.items()}
