@@ -3,17 +3,21 @@ tests import one of them (afresh, or for the first time) while they run.
 
 A mutant of code run at import whose package looks the same once imported (``import_state``) can be told
 apart only by a test that runs that code again; coverage cannot always say which (a test under a tracer
-of its own hides its lines), so the imports themselves are watched: a finder first on ``sys.meta_path``
-notes every import of the package's modules that nothing cached answered. Each process writes its own
-file (``<SWEEP_IMPORTS_OUT>.<pid>``), for xdist's workers.
+of its own hides its lines, a fixture runs in no test's context), so the imports themselves are watched,
+from a test's setup to its teardown: a finder first on ``sys.meta_path`` notes every import of the
+package's modules that nothing cached answered, and an audit hook every ``exec`` of a module's code from
+the package's folder (a loader's ``exec_module``, ``importlib.reload``), which needs no finder. Each
+process writes its own file (``<SWEEP_IMPORTS_OUT>.<pid>``), for xdist's workers.
 """
 
 from __future__ import annotations
 
 import importlib.abc
+import importlib.util
 import json
 import os
 import sys
+import types
 from collections.abc import Generator, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
@@ -44,6 +48,21 @@ class ImportProbe:
         self.watch = _Watch(package)
         self.out = out
         self.collected: list[str] = []
+        spec = importlib.util.find_spec(package)  # the package's folder, without running its code
+        folders = list(spec.submodule_search_locations or []) if spec is not None else []
+        self.folder = Path(folders[0]).resolve() if folders else None
+        sys.addaudithook(self._audit)
+
+    def _audit(self, event: str, args: tuple[object, ...]) -> None:
+        if event != "exec" or not self.watch.test or self.folder is None:
+            return
+        code = args[0] if args else None
+        if isinstance(code, types.CodeType) and code.co_name == "<module>":
+            path = Path(code.co_filename).resolve()
+            if path.suffix == ".py" and path.is_relative_to(self.folder):
+                parts = path.relative_to(self.folder).with_suffix("").parts
+                name = ".".join((self.watch.package, *parts[: -1 if parts[-1] == "__init__" else None]))
+                self.watch.by_test.setdefault(self.watch.test, set()).add(name)
 
     def pytest_collection_finish(self) -> None:
         package = self.watch.package

@@ -14,6 +14,7 @@ module's names count as a set, not in the order bound, as ``dir`` lists them.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import importlib
 import logging
@@ -27,6 +28,8 @@ from contextlib import contextmanager
 from typing import Any
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_UNSET = "<no value in this context>"
+_HELD = ("default_factory", "__bound__", "__constraints__", "__covariant__", "__contravariant__", "__self__")
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 _DESCRIPTORS = (
     types.MemberDescriptorType,
@@ -82,7 +85,12 @@ class _Canon:
         if isinstance(value, (staticmethod, classmethod, property)):
             return self._wrapper(value, where)
         if isinstance(value, _DESCRIPTORS):
-            return (type(value).__name__, getattr(value, "__qualname__", getattr(value, "__name__", "")))
+            named = getattr(value, "__qualname__", getattr(value, "__name__", ""))
+            return (
+                type(value).__name__,
+                named,
+                self.of(getattr(value, "__self__", None), f"{where}.__self__"),
+            )
         return self._instance(value, where)
 
     def _wrapper(
@@ -97,14 +105,19 @@ class _Canon:
         if isinstance(value, dict):
             return (
                 kind,
-                tuple((self.of(k, f"{where}.key"), self.of(v, f"{where}[{k!r}]")) for k, v in value.items()),
+                tuple(
+                    (self.of(k, f"{where}.key[{i}]"), self.of(v, f"{where}[{i}]"))
+                    for i, (k, v) in enumerate(value.items())
+                ),
+                self.of(getattr(value, "default_factory", None), f"{where}.default_factory"),
             )
         if isinstance(value, (set, frozenset)):
-            return (kind, tuple(sorted(repr(self.of(v, f"{where}{{}}")) for v in value)))
+            # by position in iteration, which may vary between processes: then the two differ, which is safe
+            return (kind, tuple(sorted(repr(self.of(v, f"{where}{{{i}}}")) for i, v in enumerate(value))))
         return (kind, tuple(self.of(v, f"{where}[{i}]") for i, v in enumerate(value)))
 
     def _code(self, code: types.CodeType, where: str) -> object:
-        consts = tuple(self.of(c, f"{where}.const") for c in code.co_consts)
+        consts = tuple(self.of(c, f"{where}.const[{i}]") for i, c in enumerate(code.co_consts))
         shape = (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags)
         names = (code.co_name, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)
         where_it_stands = (code.co_firstlineno, tuple(code.co_lines())) if self.lines else ()
@@ -130,29 +143,32 @@ class _Canon:
         if not self.ours(cls.__module__):
             return ("class of", cls.__module__, cls.__qualname__)
         own = tuple((k, self.of(v, f"{where}.{k}")) for k, v in vars(cls).items())
-        bases = tuple(self.of(b, f"{where}.__bases__") for b in cls.__bases__)
+        bases = tuple(self.of(b, f"{where}.__bases__[{i}]") for i, b in enumerate(cls.__bases__))
         return ("class", cls.__qualname__, self.of(type(cls), f"{where}.__class__"), bases, own)
 
     def _instance(self, value: object, where: str) -> object:
         kind = type(value)
         attrs = getattr(value, "__dict__", None)
         fields = self.of(dict(attrs), f"{where}.__dict__") if isinstance(attrs, dict) else None
-        if not self.ours(kind.__module__):
-            # Another library's object (a lock, a TypeVar, a dataclass field): what it is and what it
-            # holds one level down; that library's own state is none of the package's doing.
-            # What it holds where it says so only in its repr (a ContextVar's default), addresses left out.
-            own = sorted(attrs.items()) if isinstance(attrs, dict) else []
-            own += [(n, _slot(value, n)) for n in _slot_names(kind)]
-            shown = _ADDRESS.sub("", _repr(value))
-            return (
-                "object of",
-                kind.__module__,
-                kind.__qualname__,
-                shown,
-                tuple((k, _shallow(v)) for k, v in own),
-            )
         slots = tuple((n, self.of(_slot(value, n), f"{where}.{n}")) for n in _slot_names(kind))
-        return ("object", self.of(kind, f"{where}.__class__"), fields, slots)
+        held = tuple((n, self.of(v, f"{where}.{n}")) for n, v in _held(value))
+        # Another library's object may say what it holds only in its repr: addresses left out.
+        shown = "" if self.ours(kind.__module__) else _ADDRESS.sub("", _repr(value))
+        return ("object", self.of(kind, f"{where}.__class__"), fields, slots, held, shown)
+
+
+def _held(value: object) -> Iterator[tuple[str, object]]:
+    """What an object holds that neither its ``__dict__`` nor its slots show: a ContextVar's value in
+    this context, a defaultdict's factory, a TypeVar's bounds (C objects from 3.12), a bound method's
+    object."""
+    if isinstance(value, contextvars.ContextVar):
+        yield "value", value.get(_UNSET)
+    for name in _HELD:
+        try:
+            found = getattr(value, name)
+        except Exception:  # not one this object has
+            continue
+        yield name, found
 
 
 def _repr(value: object) -> str:
@@ -208,14 +224,16 @@ class _Said(logging.Handler):
 
 
 @contextmanager
-def _listening() -> Iterator[tuple[_Said, list[warnings.WarningMessage]]]:
-    said = _Said()
+def _listening() -> Iterator[tuple[_Said, list[warnings.WarningMessage], list[object]]]:
+    """What the import logs and warns, and the warning filters it leaves (put back once it is read)."""
+    said, filters = _Said(), list[object]()
     root = logging.getLogger()
     root.addHandler(said)
     try:
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")
-            yield said, warned
+            yield said, warned, filters
+            filters.extend(repr(f) for f in warnings.filters)
     finally:
         root.removeHandler(said)
 
@@ -232,7 +250,7 @@ def state(package: str, first: str, modules: Sequence[str] = ()) -> str:
 
 def snapshot(package: str, first: str, modules: Sequence[str] = ()) -> tuple[list[Any], list[Any]] | str:
     """What :func:`state` digests, without line numbers and with them; or why there is nothing to digest."""
-    with _listening() as (said, warned):
+    with _listening() as (said, warned, filters):
         try:
             importlib.import_module(first)
             root = importlib.import_module(package)
@@ -242,12 +260,11 @@ def snapshot(package: str, first: str, modules: Sequence[str] = ()) -> tuple[lis
         except BaseException as exc:  # any failure is a state of its own, and differs
             return f"<import failed: {type(exc).__name__}: {exc}>"
     heard = [(str(w.category), str(w.message), w.filename, w.lineno) for w in warned]
-    return _left(package, said.records, heard, lines=False), _left(package, said.records, heard, lines=True)
+    told = (said.records, heard, filters)
+    return _left(package, told, lines=False), _left(package, told, lines=True)
 
 
-def _left(
-    package: str, said: list[tuple[Any, ...]], heard: list[tuple[Any, ...]], *, lines: bool
-) -> list[Any]:
+def _left(package: str, told: tuple[list[Any], list[Any], list[object]], *, lines: bool) -> list[Any]:
     canon = _Canon(package, lines=lines)
     loaded = sorted(name for name in sys.modules if canon.ours(name) and sys.modules[name] is not None)
     found: list[Any] = [loaded]
@@ -258,7 +275,9 @@ def _left(
     for name in sorted(n for n in loggers if canon.ours(n)):
         found.append(("logger", name, canon._instance(loggers[name], f"logger {name}")))
     # what the import said, and (with line numbers) from where
+    said, heard, filters = told
     found.append(("said", [r if lines else r[:-1] for r in said], [w if lines else w[:-1] for w in heard]))
+    found.append(("warning filters", filters))
     return found
 
 

@@ -22,11 +22,14 @@ from mutation_sweep.work_item import Mutant
 ROOT = Path(__file__).resolve().parents[2]
 
 MODULE = """import contextvars
+import logging
 import os
 
 LIMIT = 3
 CURRENT = contextvars.ContextVar("current", default=None)
 MODE = "flag" if os.environ.get("PKG_FLAG") else "plain"
+SCALE = 2 if os.environ.get("GUARD_LIB_IMPL") == "compiled" else 2
+logging.getLogger("pkg").warning("loaded")
 
 
 def double(x, by=2):
@@ -37,7 +40,9 @@ def triple(x):
     return x * 3
 """
 
-SWAPPED_IMPORTS = MODULE.replace("import contextvars\nimport os\n", "import os\nimport contextvars\n")
+SWAPPED_IMPORTS = MODULE.replace(
+    "import contextvars\nimport logging\n", "import logging\nimport contextvars\n"
+)
 SWAPPED_DEFS = MODULE.replace(
     "def double(x, by=2):\n    return x * by\n\n\ndef triple(x):\n    return x * 3\n",
     "def triple(x):\n    return x * 3\n\n\ndef double(x, by=2):\n    return x * by\n",
@@ -72,13 +77,16 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text(
         "from pkg import mod\n\n\ndef test_double():\n    assert mod.double(2) == 4\n\n\n"
-        "def test_limit():\n    assert mod.LIMIT == 3\n",
+        "def test_limit():\n    assert mod.LIMIT == 3\n\n\ndef test_scale():\n    assert mod.SCALE == 2\n",
         encoding="utf-8",
     )
     (tmp_path / "tests" / "test_again.py").write_text(
-        "import importlib, sys\n\n\ndef test_flag_read_at_import(monkeypatch):\n"
+        "import importlib, importlib.util, sys\n\n\ndef test_flag_read_at_import(monkeypatch):\n"
         "    monkeypatch.setenv('PKG_FLAG', '1')\n    monkeypatch.delitem(sys.modules, 'pkg.mod')\n"
-        "    assert importlib.import_module('pkg.mod').MODE == 'flag'\n",
+        "    assert importlib.import_module('pkg.mod').MODE == 'flag'\n\n\n"
+        "def test_run_again_by_its_loader():\n    spec = importlib.util.find_spec('pkg.mod')\n"
+        "    again = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(again)\n"
+        "    assert again.LIMIT == 3\n",
         encoding="utf-8",
     )
     return tmp_path
@@ -96,8 +104,32 @@ def test_the_state_tells_what_a_test_could_see_apart_from_what_it_cannot(project
         MODULE.replace("by=2", "by=3"),
         MODULE.replace("return x * 3", "return x * 4"),
         MODULE.replace("default=None", 'default="x"'),  # held where only its repr shows it
+        MODULE.replace('warning("loaded")', 'warning("loaded!")'),  # what the import said
     ):
         assert _state(project, changed)[0] != unmutated[0], changed
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # a function held by another library's object, and which of two it holds
+        ("NS.fn = lambda x=1: x", "NS.fn = lambda x=2: x"),
+        ("A = frozenset({double, triple}); Z = double", "A = frozenset({double, triple}); Z = triple"),
+        ("D = {double: 1, triple: 2}; Z = list(D)[0]", "D = {double: 1, triple: 2}; Z = list(D)[1]"),
+        # what only a call reads: a context variable's value, a factory, the warning filters
+        ("CURRENT.set(None)", "CURRENT.set(1)"),
+        ("F = collections.defaultdict(list)", "F = collections.defaultdict(set)"),
+        ("warnings.filterwarnings('ignore', 'a')", "warnings.filterwarnings('ignore', 'b')"),
+        ("B = [].append", "B = [0].append"),
+    ],
+)
+def test_what_another_library_holds_for_the_package_counts_too(
+    project: Path, before: str, after: str
+) -> None:
+    tail = "\nimport collections, types, warnings\nNS = types.SimpleNamespace()\n"
+    assert (
+        _state(project, MODULE + tail + before + "\n")[0] != _state(project, MODULE + tail + after + "\n")[0]
+    )
 
 
 def test_the_probe_names_the_tests_that_import_a_module_afresh(
@@ -123,30 +155,47 @@ def test_the_probe_names_the_tests_that_import_a_module_afresh(
 
     collected, importers = import_probe.read(out)
     assert collected == ("pkg", "pkg.mod")
-    assert importers == {"pkg.mod": ("tests/test_again.py::test_flag_read_at_import",)}
+    # a fresh import goes through the finders; a loader run again on a module's spec only through exec
+    expected = (
+        "tests/test_again.py::test_flag_read_at_import",
+        "tests/test_again.py::test_run_again_by_its_loader",
+    )
+    assert importers == {"pkg.mod": expected}
 
 
 # A fresh interpreter: the runner forks, which a forking pytest process would confuse.
 PROGRAM = """
-import json, sys
+import dataclasses, json, sys
 from pathlib import Path
+from mutation_sweep.jobs import _state_proof
 from mutation_sweep.runners import forked
+from mutation_sweep.select_tests import SUITE, TestMap
 from mutation_sweep.work_item import Mutant
 
 root = Path(sys.argv[1])
 original = (root / "pkg" / "mod.py").read_text()
-readers = ("tests/test_a.py::test_double",)
+mapping = TestMap(
+    {},
+    ("tests/test_a.py", "tests/test_again.py"),
+    traced=("tests/test_a.py::test_double",),  # stands for the tests that read line numbers
+    collected=("pkg", "pkg.mod"),
+    importers={"pkg.mod": ("tests/test_again.py::test_flag_read_at_import",)},
+)
 
-def job(old, new):
+def job(old, new, importers=False, core=False):
     mutant = Mutant("pkg/mod.py", "<module>", "replace-value", old, new, 1, 1, at_import=True)
-    return forked.Job(mutant, "pkg.mod", original.replace(old, new), (forked.STATE,), ("tests/test_a.py",),
-                      readers=readers, then_state=(), collected=("pkg", "pkg.mod"))
+    chosen = mapping if importers else dataclasses.replace(mapping, importers={})
+    proof = _state_proof(mutant, (SUITE,), "pkg.mod", chosen, core)
+    return dataclasses.replace(proof, source=original.replace(old, new), suite_order=mapping.suite_order)
 
 jobs = [
-    job("import contextvars\\nimport os\\n", "import os\\nimport contextvars\\n"),
+    job("import contextvars\\nimport logging\\n", "import logging\\nimport contextvars\\n"),
     job("LIMIT = 3", "LIMIT = 4"),
     job("def double(x, by=2):\\n    return x * by\\n\\n\\ndef triple(x):\\n    return x * 3\\n",
         "def triple(x):\\n    return x * 3\\n\\n\\ndef double(x, by=2):\\n    return x * by\\n"),
+    job('"flag" if', '"FLAG" if', importers=True),
+    job("SCALE = 2 if", "SCALE = 5 if", core=True),
+    job('warning("loaded")', 'warning("LOADED")'),
 ]
 results = forked.run(jobs, root, ["tests", "-q"], parallel=1, timeout_s=120, on_result=lambda r: None)
 print(json.dumps({r.mutant.original[:5]: [r.verdict, list(r.tests), r.failed, r.detail] for r in results}))
@@ -180,6 +229,18 @@ def test_a_mutant_whose_import_leaves_the_same_state_runs_no_whole_suite(project
         "",
         "what the import left: python: the same, lines moved",
     ]
+    # the same state, but a test imports the module afresh under another environment: it runs first, and kills
+    again = "tests/test_again.py::test_flag_read_at_import"
+    assert verdicts['"flag'] == ["killed", [again], again, ""]
+    # the same on the reference, not on the core: the whole suite runs there, and kills
+    assert verdicts["SCALE"] == [
+        "killed",
+        [SUITE],
+        "tests/test_a.py::test_scale",
+        "what the import left: python: the same, compiled: differs",
+    ]
+    # what the import logs is part of what it left, also where the runner imports the mutant
+    assert verdicts["warni"] == ["survived", [SUITE], "", "what the import left: python: differs"]
 
 
 def _job(**fields: object) -> forked.Job:

@@ -153,6 +153,15 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
     plugins: list[object] = [_FirstFailure(out)]
     if job.impl:
         os.environ[IMPL_ENV] = job.impl
+    if job.tests == (STATE,):
+        # The import happens inside the comparison, so that what it logs and warns is heard there.
+        sys.meta_path.insert(0, _MutantFinder(job.module, str(root / job.mutant.file), job.source))
+        try:
+            found = import_state.state(job.module.split(".")[0], job.module, job.collected)
+        except BaseException as exc:  # unreadable is never "the same"
+            found = f"<unreadable: {type(exc).__name__}: {exc}>"
+        out.write_text(found, encoding="utf-8")
+        return 0
     if job.built is not None:
         if not _select_compiled(job.built, job.module, job.switch):
             out.write_text("<import>", encoding="utf-8")
@@ -168,13 +177,6 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
         except BaseException:  # a mutant that breaks the import fails every test
             out.write_text("<import>", encoding="utf-8")
             return 1
-    if job.tests == (STATE,):
-        try:
-            found = import_state.state(job.module.split(".")[0], job.module, job.collected)
-        except BaseException as exc:  # unreadable is never "the same"
-            found = f"<unreadable: {type(exc).__name__}: {exc}>"
-        out.write_text(found, encoding="utf-8")
-        return 0
     import pytest
 
     targets = list(job.suite_order if job.tests == (SUITE,) else job.tests)
@@ -278,7 +280,8 @@ def run(
                     job = child.job
                     same = DIFFERS
                     if verdict == SURVIVED and job.tests == (STATE,):
-                        same = _same_state(job, child.out, (root, pytest_args, Path(tmp)), unmutated)
+                        where = (root, pytest_args, Path(tmp), timeout_s)
+                        same = _same_state(job, child.out, where, unmutated)
                         job = dataclasses.replace(job, found=(*job.found, f"{job.impl or 'python'}: {same}"))
                     later = next_phase(job, same) if verdict == SURVIVED else None
                     if later is not None:
@@ -325,8 +328,8 @@ def next_phase(job: Job, same: str = DIFFERS) -> Job | None:
             job,
             then_tests=(*job.then_tests, *readers),
             readers=(),
-            then_suite=job.then_suite and on_core,
-            then_compiled=job.then_compiled and not on_core,
+            then_suite=job.then_suite if on_core else False,
+            then_compiled=False if on_core else job.then_compiled,
         )
     if job.then_tests:
         return dataclasses.replace(job, tests=job.then_tests, then_tests=())
@@ -345,22 +348,38 @@ def next_phase(job: Job, same: str = DIFFERS) -> Job | None:
 _serial = itertools.count()
 
 
+def _wait(pid: int, timeout_s: float) -> int | None:
+    """The child's exit code, or None once it has been killed for its time (or the parent interrupted)."""
+    fd = os.pidfd_open(pid)
+    ready: list[int] = []
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout_s)
+        if ready:
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    finally:
+        os.close(fd)
+        if not ready:
+            _kill(pid)
+            os.waitpid(pid, 0)
+    return None
+
+
 def _same_state(
-    job: Job, out: Path, where: tuple[Path, Sequence[str], Path], unmutated: dict[tuple[str, str], str]
+    job: Job, out: Path, where: tuple[Path, Sequence[str], Path, float], unmutated: dict[tuple[str, str], str]
 ) -> str:
     """What the state a ``(STATE,)`` phase wrote to ``out`` is against the unmutated package's, on the
     phase's implementation (DIFFERS, MOVED, SAME); that one is found once per module, the same way, in a
     child of its own."""
     found = out.read_text(encoding="utf-8") if out.exists() else "<nothing written>"
-    root, pytest_args, tmp = where
+    root, pytest_args, tmp, timeout_s = where
     key = (job.module, job.impl)
     if key not in unmutated:
         original = (root / job.mutant.file).read_text(encoding="utf-8")
         plain = Path(tmp, f"unmutated-{next(_serial)}")
         pid = _spawn(dataclasses.replace(job, source=original), root, pytest_args, plain)
-        _, status = os.waitpid(pid, 0)
+        status = _wait(pid, timeout_s)
         written = plain.read_text(encoding="utf-8") if plain.exists() else ""
-        unmutated[key] = written if os.waitstatus_to_exitcode(status) == 0 and written else "<none>"
+        unmutated[key] = written if status == 0 and written else "<none>"
     # "<…>": an import that failed, or a state that could not be read, is never the same as another
     if found.startswith("<") or unmutated[key].startswith("<"):
         return DIFFERS
