@@ -8,7 +8,6 @@ then runs the mutant's tests in-process with ``pytest.main``; its exit status is
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib
 import importlib.abc
@@ -33,6 +32,7 @@ from .. import import_state
 from ..config import test_paths
 from ..select_tests import SUITE
 from ..work_item import NO_TESTS, Mutant, Result
+from . import children
 from .compiled_builds import SWITCH_ENV
 
 WARM_IMPORTS = (
@@ -296,7 +296,7 @@ def run(
                     on_result(results[-1])
         finally:
             for pid, child in running.items():
-                _kill(pid)
+                children.kill(pid)
                 os.waitpid(pid, 0)
                 os.close(child.fd)
     return results
@@ -348,22 +348,6 @@ def next_phase(job: Job, same: str = DIFFERS) -> Job | None:
 _serial = itertools.count()
 
 
-def _wait(pid: int, timeout_s: float) -> int | None:
-    """The child's exit code, or None once it has been killed for its time (or the parent interrupted)."""
-    fd = os.pidfd_open(pid)
-    ready: list[int] = []
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout_s)
-        if ready:
-            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    finally:
-        os.close(fd)
-        if not ready:
-            _kill(pid)
-            os.waitpid(pid, 0)
-    return None
-
-
 def _same_state(
     job: Job, out: Path, where: tuple[Path, Sequence[str], Path, float], unmutated: dict[tuple[str, str], str]
 ) -> str:
@@ -377,7 +361,7 @@ def _same_state(
         original = (root / job.mutant.file).read_text(encoding="utf-8")
         plain = Path(tmp, f"unmutated-{next(_serial)}")
         pid = _spawn(dataclasses.replace(job, source=original), root, pytest_args, plain)
-        status = _wait(pid, timeout_s)
+        status = children.wait(pid, timeout_s)
         written = plain.read_text(encoding="utf-8") if plain.exists() else ""
         unmutated[key] = written if status == 0 and written else "<none>"
     # "<…>": an import that failed, or a state that could not be read, is never the same as another
@@ -395,15 +379,10 @@ def _reap(pid: int, child: _Running, ready: list[int], now: float, timeout_s: fl
         _, status = os.waitpid(pid, 0)
         verdict = verdict_of(os.waitstatus_to_exitcode(status))
     elif now - child.started >= timeout_s:
-        _kill(pid)
+        children.kill(pid)
         os.waitpid(pid, 0)
         verdict = TIMEOUT
     else:
         return None
     os.close(child.fd)
     return verdict
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
