@@ -189,14 +189,6 @@ def _cell(cell: types.CellType) -> object:
         return "<empty cell>"
 
 
-def _shallow(value: object) -> object:
-    if isinstance(value, _PLAIN):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_shallow(v) for v in value))
-    return type(value).__qualname__
-
-
 def _slot_names(kind: type) -> list[str]:
     names: list[str] = []
     for klass in kind.__mro__:

@@ -19,8 +19,6 @@ from mutation_sweep.runners.forked import DIFFERS, MOVED, SAME, STATE, next_phas
 from mutation_sweep.select_tests import SUITE
 from mutation_sweep.work_item import Mutant
 
-ROOT = Path(__file__).resolve().parents[2]
-
 MODULE = """import contextvars
 import logging
 import os
