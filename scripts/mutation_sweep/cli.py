@@ -195,7 +195,9 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     # Without a changed test, only the mutants on changed lines can be chosen: only their files need a map.
     candidates = mutants if changes is None or changes.tests else on_changed_lines(mutants, changes)
     every_file = changes is not None and bool(changes.tests)
-    mapping = jobs.test_maps(candidates, ROOT, cfg.package, cfg.pytest_args, every_file=every_file)
+    mapping = jobs.test_maps(
+        candidates, ROOT, cfg.package, cfg.pytest_args, every_file=every_file, preload=cfg.preload
+    )
     if changes is not None:
         scoped = by_change(mutants, changes, mapping, ROOT, files)
         log.info("sweep: scoped to the change: %s", scoped.describe(len(mutants)))

@@ -23,7 +23,7 @@ from .select_tests import (
     IMPORTS,
     TestMap,
     covered_run,
-    lines_outside_tests,
+    lines_before_tests,
     quickest_first,
     reaching_tests,
     test_modules,
@@ -35,13 +35,15 @@ log = logging.getLogger("mutation_sweep")
 LINETRACE_ENV = "GUARD_LIB_LINETRACE"  # setup.py's switch for a core that reports its lines
 
 
-def core_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
+def core_map(root: Path, package: str, pytest_args: Sequence[str], preload: Sequence[str] = ()) -> TestMap:
     """The tests that execute each line of the package's ``.pyx`` files, from one traced build's run."""
     with tempfile.TemporaryDirectory(prefix="sweep-core-map-") as scratch:
-        return _core_map(root, package, pytest_args, Path(scratch))
+        return _core_map(root, package, pytest_args, Path(scratch), preload)
 
 
-def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Path) -> TestMap:
+def _core_map(
+    root: Path, package: str, pytest_args: Sequence[str], scratch: Path, preload: Sequence[str] = ()
+) -> TestMap:
     """``core_map``, made in ``scratch``.
 
     The run need not be green: a test that traces the core itself (an interrupt at every instruction)
@@ -55,7 +57,7 @@ def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Pat
     if built.returncode != 0:
         raise RuntimeError(f"the traced build of the compiled core failed:\n{built.stderr[-1500:]}")
     done, data_file, junit = covered_run(
-        copy, package, pytest_args, scratch, plugins="Cython.Coverage", impl="compiled"
+        copy, package, pytest_args, scratch, plugins="Cython.Coverage", impl="compiled", preload=preload
     )
     if done.returncode not in (0, 1) or not junit.exists():
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
@@ -73,6 +75,6 @@ def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Pat
         order,
         traced_tests(junit, copy),
         test_seconds(junit, test_modules(copy)),
-        lines_outside_tests(data_file, copy, suffix=".pyx"),
+        lines_before_tests(scratch, data_file, copy, suffix=".pyx"),
         *import_probe.read(scratch / IMPORTS),
     )

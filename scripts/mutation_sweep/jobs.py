@@ -30,18 +30,26 @@ WHOLE_SUITE_TIMEOUT_SCALE = 4.0
 
 
 def test_maps(
-    mutants: Sequence[Mutant], root: Path, package: str, pytest_args: Sequence[str], *, every_file: bool
+    mutants: Sequence[Mutant],
+    root: Path,
+    package: str,
+    pytest_args: Sequence[str],
+    *,
+    every_file: bool,
+    preload: Sequence[str],
 ) -> TestMap:
     """The tests that reach each line the mutants are on: the reference's map where a Python mutant is
     among them (or ``every_file``, for a changed test that may reach any), the core's where a compiled one
-    is; both at once where both are needed."""
+    is; both at once where both are needed. ``preload``: what a warm session imports once it has
+    collected (its lines count as run before the tests)."""
     python = every_file or any(not is_cython(m.file) for m in mutants)
     core = any(is_cython(m.file) for m in mutants)
     if not mutants or not (python or core):
         return TestMap({}, ())
     with ThreadPoolExecutor(max_workers=2) as pool:
-        reference = pool.submit(test_map, root, package, pytest_args) if python else None
-        compiled = pool.submit(compiled_coverage.core_map, root, package, pytest_args) if core else None
+        reference = pool.submit(test_map, root, package, pytest_args, preload) if python else None
+        core_map = compiled_coverage.core_map
+        compiled = pool.submit(core_map, root, package, pytest_args, preload) if core else None
         maps = [m.result() for m in (reference, compiled) if m is not None]
     # The reference's run, where there is one, orders the suite: it is the one every mutant's tests pass.
     return TestMap(
@@ -49,7 +57,7 @@ def test_maps(
         maps[0].suite_order,
         tuple(sorted({t for m in maps for t in m.traced})),
         {test: spent for m in reversed(maps) for test, spent in m.seconds.items()},
-        {f: lines for m in maps for f, lines in m.outside_tests.items()},
+        {f: lines for m in maps for f, lines in m.before_tests.items()},
         tuple(sorted({name for m in maps for name in m.collected})),
         {
             name: tuple(sorted({t for m in maps for t in m.importers.get(name, ())}))
@@ -168,10 +176,10 @@ def _state_proof(
 def _warm_fit(mutant: Mutant, source: str, root: Path, mapping: TestMap, switch: int | None) -> bool:
     """Whether a warm session, with the package imported and the suite collected, can judge ``mutant``:
     an edit of one function's body (a compiled one behind its switch in the woven build), none of whose
-    lines ran outside the tests in the map's run."""
+    lines ran before the first test in the map's run."""
     if mutant.definition or mutant.at_import or mutant.file not in mapping.lines:
         return False
-    if not mapping.outside_tests.get(mutant.file, frozenset()).isdisjoint(mutant.lines()):
+    if not mapping.before_tests.get(mutant.file, frozenset()).isdisjoint(mutant.lines()):
         return False
     if is_cython(mutant.file):
         return switch is not None  # the weave holds only edits inside a function's body

@@ -65,9 +65,9 @@ class TestMap:
     traced: tuple[str, ...] = ()  # the tests under their own tracer, which coverage cannot tie to lines
     # each test's seconds in the map's run (its parameters together), and each file's: the quickest first
     seconds: Mapping[str, float] = field(default_factory=dict)
-    # {file: lines} run outside every test: at import, while collecting, in fixtures. A mutant there
-    # acts before its code could be swapped into a live session.
-    outside_tests: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    # {file: lines} run before the first test: at import, while collecting (``lines_before_tests``). A
+    # mutant there acts before its code could be swapped into a live session.
+    before_tests: Mapping[str, frozenset[int]] = field(default_factory=dict)
     # the package's modules the suite's collection left imported (``import_probe``), and for each module
     # the tests that imported it while they ran: the only ones that run its import-time code again
     collected: tuple[str, ...] = ()
@@ -90,10 +90,10 @@ def test_modules(root: Path) -> dict[str, str]:
     return found
 
 
-def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
+def test_map(root: Path, package: str, pytest_args: Sequence[str], preload: Sequence[str]) -> TestMap:
     """Which tests execute each line of the package's files, from one run of the suite."""
     with tempfile.TemporaryDirectory(prefix="sweep-map-") as tmp:
-        done, data_file, junit = covered_run(root, package, ["-x", *pytest_args], Path(tmp))
+        done, data_file, junit = covered_run(root, package, ["-x", *pytest_args], Path(tmp), preload=preload)
         if done.returncode != 0:
             tail = "\n".join(done.stdout.splitlines()[-15:])
             raise RuntimeError(f"the unmutated suite is not green, so no mutant can be judged:\n{tail}")
@@ -102,7 +102,7 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
             quickest_first(junit, test_modules(root)),
             traced_tests(junit, root),
             test_seconds(junit, test_modules(root)),
-            lines_outside_tests(data_file, root, suffix=""),
+            lines_before_tests(Path(tmp), data_file, root, suffix=""),
             *import_probe.read(Path(tmp, IMPORTS)),
         )
 
@@ -113,7 +113,14 @@ def traced_tests(junit: Path, root: Path) -> tuple[str, ...]:
 
 
 def covered_run(
-    root: Path, package: str, pytest_args: Sequence[str], scratch: Path, *, plugins: str = "", impl: str = ""
+    root: Path,
+    package: str,
+    pytest_args: Sequence[str],
+    scratch: Path,
+    *,
+    plugins: str = "",
+    impl: str = "",
+    preload: Sequence[str] = (),
 ) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
     """One run of the suite in ``root`` under coverage, a context per test, two workers at once (and the
     child interpreters tests start): the run, its combined data file and its JUnit report; what the
@@ -126,6 +133,7 @@ def covered_run(
     )
     env = {**os.environ, "COVERAGE_RCFILE": str(rc), **({"GUARD_LIB_IMPL": impl} if impl else {})}
     env.update({import_probe.OUT_ENV: str(scratch / IMPORTS), import_probe.PACKAGE_ENV: package})
+    env[import_probe.PRELOAD_ENV] = ",".join(preload)
     command = [
         *(sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"),
         *("-p", import_probe.__name__, f"--junitxml={junit}", *pytest_args),
@@ -159,6 +167,21 @@ def reaching_tests(
             by_line[line] = tuple(sorted(i for i in ids if i))
         result[rel] = by_line
     return result
+
+
+def lines_before_tests(scratch: Path, data_file: Path, root: Path, suffix: str) -> dict[str, frozenset[int]]:
+    """Each measured file's lines that had run before the first test: at import, while collecting, in what
+    a warm session imports beside it (``import_probe``). Where the probe could not say, every line that
+    ran outside a test's context, a superset (fixtures, threads, finalisers, child interpreters too)."""
+    found = import_probe.before_tests(scratch / IMPORTS)
+    if found is None:
+        return lines_outside_tests(data_file, root, suffix)
+    by_file: dict[str, frozenset[int]] = {}
+    for measured, lines in found.items():
+        path = Path(measured).resolve()
+        if measured.endswith(suffix) and path.is_relative_to(root.resolve()):
+            by_file[path.relative_to(root.resolve()).as_posix()] = lines
+    return by_file
 
 
 def lines_outside_tests(data_file: Path, root: Path, suffix: str) -> dict[str, frozenset[int]]:

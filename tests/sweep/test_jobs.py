@@ -63,16 +63,22 @@ def test_the_maps_made_are_only_those_the_mutants_need(monkeypatch: pytest.Monke
     compiled = [_mutant(1)]
     python = [Mutant("guard_lib/a.py", "f", "comparison", "a < 1", "a <= 1", 1, 1)]
     root = Path()
-    assert jobs.test_maps(compiled, root, "guard_lib", [], every_file=False).suite_order == ("tests/b.py",)
+    assert jobs.test_maps(compiled, root, "guard_lib", [], every_file=False, preload=()).suite_order == (
+        "tests/b.py",
+    )
     assert made == ["core"]
-    both = jobs.test_maps(compiled + python, root, "guard_lib", [], every_file=False)
+    both = jobs.test_maps(compiled + python, root, "guard_lib", [], every_file=False, preload=())
     assert set(both.lines) == {"guard_lib/a.py", "guard_lib/_core.pyx"}
     assert both.suite_order == ("tests/a.py",)  # the reference's order, the one every mutant's tests pass
     made.clear()
-    jobs.test_maps(compiled, root, "guard_lib", [], every_file=True)  # a changed test may reach any file
+    jobs.test_maps(
+        compiled, root, "guard_lib", [], every_file=True, preload=()
+    )  # a changed test may reach any file
     assert sorted(made) == ["core", "reference"]
     made.clear()
-    assert jobs.test_maps([], root, "guard_lib", [], every_file=True) == select_tests.TestMap({}, ())
+    assert jobs.test_maps([], root, "guard_lib", [], every_file=True, preload=()) == select_tests.TestMap(
+        {}, ()
+    )
     assert made == []
 
 
@@ -195,7 +201,7 @@ def test_only_an_edit_of_one_function_body_none_of_it_run_outside_the_tests_goes
     generated = Generated(made_of, sources, Counter(), {})
     reaching: dict[int, tuple[str, ...]] = {1: ("t::a",), 5: ("t::f",), 9: ("t::g",)}
     mapping = select_tests.TestMap(
-        {"guard_lib/a.py": reaching}, ("t",), outside_tests={"guard_lib/a.py": frozenset({1, 4, 8, 9})}
+        {"guard_lib/a.py": reaching}, ("t",), before_tests={"guard_lib/a.py": frozenset({1, 4, 8, 9})}
     )
     made, _ = jobs.make(
         made_of, generated, root=tmp_path, files=[], mapping=mapping, scratch=tmp_path, parallel=1

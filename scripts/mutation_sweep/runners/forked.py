@@ -68,7 +68,7 @@ class Job:
     switch: int | None = None
     timeout_scale: float = 1.0  # a job that runs the whole suite on purpose may take this many times longer
     # may run in a warm session instead (``runners.warm``): it changes one function's body, and none of its
-    # lines ran outside the tests (at import, while collecting), where a swap after import would be late
+    # lines ran before the first test (at import, while collecting), where a swap after import would be late
     warm: bool = False
     # A mutant of code run at import: (implementation, tests, readers) in order. For each, what the import
     # leaves behind is compared with the unmutated package's (the phase ``(STATE,)``). Where it is the

@@ -44,12 +44,14 @@ def _run(
     """(pytest's exit status, None past ``timeout``; the child's output) of ``tests``, stopping at the
     first failure, with the job's mutant swapped in (``mutated``; its switch turned on, in a woven
     build), else with none."""
-    swap = None
+    swap, env = None, {}
     if mutated and job.switch is not None:
         swap = switch_on(job.module, job.switch)
+        # and so in a child interpreter a test starts, which loads the woven build afresh
+        env = {SWITCH_ENV: str(job.switch)}
     elif mutated:
         swap = swap_code(job.module, job.mutant.scope, job.source)
-    return server.run_tests(tests, True, {}, timeout, swap)
+    return server.run_tests(tests, True, env, timeout, swap)
 
 
 def first_failure(output: str) -> str:

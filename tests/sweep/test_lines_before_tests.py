@@ -1,0 +1,153 @@
+"""The map's lines run before the first test are those a warm session runs before it forks: at import,
+while collecting, in what it imports beside the suite. A fixture, a thread, a finaliser or a child
+interpreter runs its lines in no test's coverage context, yet after that point, so a mutant swapped into
+a warm session still acts there."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from mutation_sweep import import_probe
+from mutation_sweep.runners import warm
+from mutation_sweep.runners.compiled_builds import SWITCH_ENV
+from mutation_sweep.runners.forked import Job
+from mutation_sweep.select_tests import IMPORTS, covered_run, lines_before_tests, lines_outside_tests
+from mutation_sweep.work_item import Mutant
+
+MODULE = """\
+def at_import():
+    return "import"
+
+
+def at_preload():
+    return "preload"
+
+
+def in_fixture():
+    return "fixture"
+
+
+def in_thread():
+    return "thread"
+
+
+def in_child():
+    return "child"
+
+
+def in_test():
+    return "test"
+
+
+at_import()
+"""
+LATE = "from pkg import mod\n\nmod.at_preload()\n"
+CONFTEST = """\
+import pytest
+
+from pkg import mod
+
+
+@pytest.fixture(autouse=True)
+def _around():
+    mod.in_fixture()
+    yield
+"""
+TESTS = f"""\
+import subprocess
+import threading
+
+import pytest
+
+from pkg import mod
+
+
+@pytest.mark.parametrize("case", range(6))  # each worker of two runs a test after its first one
+def test_everything_else(case):
+    mod.in_test()
+    worker = threading.Thread(target=mod.in_thread)
+    worker.start()
+    worker.join()
+    program = "from pkg import mod; mod.in_child()"
+    subprocess.run([{sys.executable!r}, "-c", program], check=True)
+"""
+
+
+def _body_line(name: str) -> int:
+    lines = MODULE.splitlines()
+    return lines.index(f"def {name}():") + 2
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    project = tmp_path_factory.mktemp("project")
+    for rel, text in {
+        "pkg/__init__.py": "",
+        "pkg/mod.py": MODULE,
+        "pkg/late.py": LATE,
+        "tests/conftest.py": CONFTEST,
+        "tests/test_all.py": TESTS,
+    }.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text, encoding="utf-8")
+    scratch = tmp_path_factory.mktemp("scratch")
+    done, data_file, _ = covered_run(project, "pkg", ["tests"], scratch, preload=("pkg.late",))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return project, scratch, data_file
+
+
+def test_only_what_runs_before_the_first_test_counts(run: tuple[Path, Path, Path]) -> None:
+    project, scratch, data_file = run
+    before = lines_before_tests(scratch, data_file, project, suffix="")["pkg/mod.py"]
+    assert _body_line("at_import") in before
+    assert _body_line("at_preload") in before  # what a warm session imports beside the suite
+    for name in ("in_fixture", "in_thread", "in_child", "in_test"):
+        assert _body_line(name) not in before, name
+    # coverage alone, by the lines that ran in no test's context, cannot tell these apart
+    outside = lines_outside_tests(data_file, project, suffix="")["pkg/mod.py"]
+    assert {_body_line("in_fixture"), _body_line("in_child")} <= outside
+
+
+def test_a_process_that_ran_tests_and_could_not_say_leaves_it_to_coverage(tmp_path: Path) -> None:
+    out = tmp_path / IMPORTS
+    said: dict[str, object] = {
+        "collected": [],
+        "by_test": {},
+        "before_tests": {"/p/pkg/mod.py": [2]},
+        "ran": True,
+    }
+    controller: dict[str, object] = {"collected": [], "by_test": {}, "before_tests": None, "ran": False}
+    Path(f"{out}.1").write_text(json.dumps(said), encoding="utf-8")
+    Path(f"{out}.2").write_text(json.dumps(controller), encoding="utf-8")
+    assert import_probe.before_tests(out) == {"/p/pkg/mod.py": frozenset({2})}
+    unsure = {**controller, "ran": True}
+    Path(f"{out}.3").write_text(json.dumps(unsure), encoding="utf-8")
+    assert import_probe.before_tests(out) is None
+    assert import_probe.before_tests(tmp_path / "nothing") is None
+
+
+class _Server:
+    def __init__(self) -> None:
+        self.calls: list[tuple[dict[str, str], object]] = []
+
+    def run_tests(
+        self, tests: object, exitfirst: bool, env: dict[str, str], timeout: float, swap: object
+    ) -> tuple[int, str]:
+        self.calls.append((env, swap))
+        return 0, ""
+
+
+def test_a_woven_mutant_is_switched_on_for_the_interpreters_its_tests_start_too() -> None:
+    mutant = Mutant("pkg/_core.pyx", "f", "comparison", "a < 1", "a <= 1", 1, 1)
+    job = Job(mutant, "pkg._core", "", ("t",), built=Path("copy"), switch=7)
+    server = _Server()
+    warm._run(server, job, ["t"], 1.0)  # type: ignore[arg-type]
+    warm._run(server, job, ["t"], 1.0, mutated=False)  # type: ignore[arg-type]
+    (on, swap), (off, none) = server.calls
+    assert on == {SWITCH_ENV: "7"}
+    assert swap is not None
+    assert off == {}
+    assert none is None
