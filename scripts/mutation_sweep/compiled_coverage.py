@@ -35,14 +35,14 @@ log = logging.getLogger("mutation_sweep")
 LINETRACE_ENV = "GUARD_LIB_LINETRACE"  # setup.py's switch for a core that reports its lines
 
 
-def core_map(root: Path, package: str, pytest_args: Sequence[str], preload: Sequence[str] = ()) -> TestMap:
+def core_map(root: Path, package: str, pytest_args: Sequence[str], preload: Sequence[str]) -> TestMap:
     """The tests that execute each line of the package's ``.pyx`` files, from one traced build's run."""
     with tempfile.TemporaryDirectory(prefix="sweep-core-map-") as scratch:
         return _core_map(root, package, pytest_args, Path(scratch), preload)
 
 
 def _core_map(
-    root: Path, package: str, pytest_args: Sequence[str], scratch: Path, preload: Sequence[str] = ()
+    root: Path, package: str, pytest_args: Sequence[str], scratch: Path, preload: Sequence[str]
 ) -> TestMap:
     """``core_map``, made in ``scratch``.
 
@@ -73,7 +73,7 @@ def _core_map(
     return TestMap(
         lines,
         order,
-        traced_tests(junit, copy),
+        traced_tests(junit, copy, scratch),
         test_seconds(junit, test_modules(copy)),
         lines_before_tests(scratch, data_file, copy, suffix=".pyx"),
         *import_probe.read(scratch / IMPORTS),

@@ -11,28 +11,42 @@ process writes its own file (``<SWEEP_IMPORTS_OUT>.<pid>``), for xdist's workers
 
 It also notes, under coverage, the lines that had run once the suite was collected and the modules a warm
 session imports beside it (``SWEEP_IMPORTS_PRELOAD``) were imported: all that such a session runs before it
-forks a child per mutant. A fixture, a thread, a finaliser or a child interpreter runs its lines in no
-test's context of coverage's, yet only after that point, where a mutant swapped into the session acts.
+forks a child per mutant. A fixture, a thread a test starts and a finaliser of what a test made run their
+lines in no test's context of coverage's, yet only after that point, where a mutant swapped into the
+session acts; so does a child interpreter a test starts, which sees a woven core's mutant (by its
+environment) and, on either path, no Python mutant (it reads the module's file).
+
+And it names the tests whose reach coverage cannot see (``blind``), by the audit events they raise: one
+that sets a tracer of its own (in coverage's place), one that starts a process without the variable that
+has coverage measure it, one that forks (what a forked child runs is not reliably saved).
 """
 
 from __future__ import annotations
 
+import gc
 import importlib.abc
 import importlib.util
 import json
 import os
 import sys
+import threading
 import types
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
-from types import ModuleType
+from types import FrameType, ModuleType
 
 import pytest
 
 OUT_ENV = "SWEEP_IMPORTS_OUT"
 PACKAGE_ENV = "SWEEP_IMPORTS_PACKAGE"
 PRELOAD_ENV = "SWEEP_IMPORTS_PRELOAD"  # comma-separated: what a warm session imports once it has collected
+# coverage's ``patch = subprocess`` passes its configuration to a child interpreter in this variable: a child
+# started with an environment of its own that lacks it runs unmeasured
+COVERAGE_CHILD_ENV = "COVERAGE_PROCESS_CONFIG"
+OWN_TRACER = "sets a tracer of its own"
+UNMEASURED_CHILD = "starts a process coverage does not measure"
+FORKS = "forks"
 
 
 class _Watch(importlib.abc.MetaPathFinder):
@@ -56,13 +70,21 @@ class ImportProbe:
         self.collected: list[str] = []
         self.before_tests: dict[str, list[int]] | None = None  # {file: lines} run before the first test
         self.ran = False  # whether this process ran a test
+        # {test: why}: the tests whose reach coverage cannot see, as this process saw them run
+        self.blind: dict[str, set[str]] = {}
         spec = importlib.util.find_spec(package)  # the package's folder, without running its code
         folders = list(spec.submodule_search_locations or []) if spec is not None else []
         self.folder = Path(folders[0]).resolve() if folders else None
         sys.addaudithook(self._audit)
 
     def _audit(self, event: str, args: tuple[object, ...]) -> None:
-        if event != "exec" or not self.watch.test or self.folder is None:
+        test = self.watch.test
+        if not test:
+            return
+        why = _blind_by(event, args)
+        if why:
+            self.blind.setdefault(test, set()).add(why)
+        if event != "exec" or self.folder is None:
             return
         code = args[0] if args else None
         if isinstance(code, types.CodeType) and code.co_name == "<module>":
@@ -73,13 +95,20 @@ class ImportProbe:
                 self.watch.by_test.setdefault(self.watch.test, set()).add(name)
 
     def pytest_collection_finish(self) -> None:
-        package = self.watch.package
-        self.collected = sorted(n for n in sys.modules if n == package or n.startswith(package + "."))
         for name in filter(None, os.environ.get(PRELOAD_ENV, "").split(",")):
             try:
                 importlib.import_module(name)
             except Exception:  # a warm session refuses such a module; the sweep then runs forked
                 continue
+        package = self.watch.package
+        self.collected = sorted(n for n in sys.modules if n == package or n.startswith(package + "."))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self) -> None:
+        # All that ran before the tests, in every process (xdist's controller too): a warm session runs it
+        # before it forks a child per mutant, once it has collected what is garbage by then.
+        gc.collect()
+        self.before_tests = _lines_so_far()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
@@ -87,7 +116,7 @@ class ImportProbe:
         if self.watch in sys.meta_path:
             sys.meta_path.remove(self.watch)
         sys.meta_path.insert(0, self.watch)
-        if not self.ran:  # all that ran before the first test, as a warm session runs it before it forks
+        if not self.ran and self.before_tests is None:  # a process whose loop another plugin ran first
             self.before_tests = _lines_so_far()
         self.ran = True
         self.watch.test = item.nodeid.split("[")[0]
@@ -101,6 +130,7 @@ class ImportProbe:
         found = {
             "collected": self.collected,
             "by_test": by_test,
+            "blind": {test: sorted(why) for test, why in sorted(self.blind.items())},
             "before_tests": self.before_tests,
             "ran": self.ran,
         }
@@ -113,6 +143,32 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ImportProbe(package, Path(out)), "sweep-import-probe")
 
 
+def _blind_by(event: str, args: tuple[object, ...]) -> str:
+    """Why a test that raised the audit ``event`` reaches lines coverage does not tie to it, else ""."""
+    if event == "sys.settrace" and not _coverage_sets_it():
+        return OWN_TRACER
+    if event in ("subprocess.Popen", "os.posix_spawn"):
+        env = args[3] if event == "subprocess.Popen" else args[2]
+        if isinstance(env, Mapping) and not any(str(k) == COVERAGE_CHILD_ENV for k in env):
+            return UNMEASURED_CHILD
+    if event == "os.fork":
+        return FORKS
+    return ""
+
+
+def _coverage_sets_it() -> bool:
+    """Whether the tracer being set is coverage's own: set from coverage's code, or by ``threading`` for a
+    new thread from the hook coverage gave it. The first frame below this plugin's own sets it."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    module = str(frame.f_globals.get("__name__", "")) if frame is not None else ""
+    if module == "threading":
+        hook = threading.gettrace()
+        module = str(getattr(hook, "__module__", "") or getattr(type(hook), "__module__", ""))
+    return module == "coverage" or module.startswith("coverage.")
+
+
 def _lines_so_far() -> dict[str, list[int]] | None:
     """The lines coverage has measured in this process so far (None: not under coverage)."""
     try:
@@ -122,8 +178,11 @@ def _lines_so_far() -> dict[str, list[int]] | None:
     current = coverage.Coverage.current()
     if current is None:
         return None
-    data = current.get_data()
-    return {path: sorted(data.lines(path) or ()) for path in data.measured_files()}
+    try:
+        data = current.get_data()
+        return {path: sorted(data.lines(path) or ()) for path in data.measured_files()}
+    except Exception:  # unreadable: the map then takes every line run outside a test instead
+        return None
 
 
 def before_tests(out: Path) -> dict[str, frozenset[int]] | None:
@@ -137,11 +196,20 @@ def before_tests(out: Path) -> dict[str, frozenset[int]] | None:
         if lines is None:
             if written.get("ran", True):
                 return None
-            continue  # xdist's controller, say: it ran no test
+            continue  # a process that reached no test loop
         said = True
         for file, numbers in lines.items():
             found.setdefault(file, set()).update(numbers)
     return {file: frozenset(numbers) for file, numbers in found.items()} if said else None
+
+
+def blind(out: Path) -> dict[str, tuple[str, ...]]:
+    """{test: why} for every test any process of a run saw reach lines coverage does not tie to it."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(out.parent.glob(f"{out.name}.*")):
+        for test, why in json.loads(path.read_text(encoding="utf-8")).get("blind", {}).items():
+            found.setdefault(test, set()).update(why)
+    return {test: tuple(sorted(why)) for test, why in sorted(found.items())}
 
 
 def read(out: Path) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:

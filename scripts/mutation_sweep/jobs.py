@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
@@ -87,29 +87,32 @@ def make(
     builds = compiled_builds.build(root, compiled, generated.sources, scratch, parallel)
     invalid = [Result(m, INVALID, detail=builds.refused[m.id]) for m in compiled if m.id in builds.refused]
     jobs = []
-    handlers: dict[str, frozenset[int]] = {}
+    statements: dict[str, list[tuple[int, int]]] = {}
     core_built = _core_built(root, files)
     for m in mutants:
         built, switch = builds.at.get(m.id, (None, None))
         if is_cython(m.file) and built is None:
             continue
         tests = tests_of(m, mapping, root, files)
+        if tests == (SUITE,) and mapping.traced and m.file in mapping.lines:
+            if m.file not in statements:
+                statements[m.file] = _statements(root, m.file)
+            if _never_ran(m, mapping.lines[m.file], statements[m.file]):
+                # No process coverage measured ran its statement: only a test it cannot see can reach it.
+                tests = quickest(mapping, set(mapping.traced))
         if is_cython(m.file) and m.file not in mapping.lines:
             # No map of the core's lines: the reference's function of the same name tells which tests
             # go first, and the whole suite runs before a survivor is called.
             then_suite = tests != (SUITE,)
         else:
             # What runs at import (module level, class bodies) and a definition's header (its signature,
-            # bases, decorators) are seen by tests that coverage does not tie to them, and so is a handler
-            # of an interrupt: the tests that interrupt at every instruction put their own tracer in
-            # coverage's place. Once the tests that do reach the statement pass, the whole suite runs.
-            if m.file not in handlers:
-                handlers[m.file] = _handler_lines(root, m.file)
-            hidden = m.definition or m.at_import or not handlers[m.file].isdisjoint(m.lines())
-            then_suite = hidden and tests != (SUITE,)
+            # bases, decorators) are seen by tests that coverage does not tie to them: once the tests that
+            # do reach the statement pass, the whole suite runs. What a test under a tracer of its own
+            # reaches (a handler of an interrupt, say) is left to the traced tests, which run next.
+            then_suite = (m.definition or m.at_import) and tests != (SUITE,)
         source = generated.sources[m.id]
         module = module_of(m.file)
-        # The tests under their own tracer reach lines coverage cannot see: they run next, unless the
+        # The tests whose reach coverage cannot see (under their own tracer, say) run next, unless the
         # whole suite does.
         traced = () if tests == (SUITE,) or then_suite else tuple(t for t in mapping.traced if t not in tests)
         # The whole suite is many times one test's run: its limit is too, so a slow machine is no kill.
@@ -117,7 +120,8 @@ def make(
         # The package's modules load under the core as well, and what they do at import may differ
         # there: a mutant of it that survives the reference runs the suite on the built core too.
         then_compiled = core_built and m.at_import and not is_cython(m.file)
-        warm = _warm_fit(m, source, root, mapping, switch if built is not None else None)
+        on = switch if built is not None else None
+        warm = _warm_fit(m, source, root, mapping, switch=on, tests=(*tests, *traced))
         proof = None if is_cython(m.file) else _state_proof(m, tests, module, mapping, then_compiled)
         if proof is not None:
             jobs.append(
@@ -173,31 +177,48 @@ def _state_proof(
     return dataclasses.replace(first, then_compiled=on_core, collected=mapping.collected)
 
 
-def _warm_fit(mutant: Mutant, source: str, root: Path, mapping: TestMap, switch: int | None) -> bool:
+def _warm_fit(
+    mutant: Mutant, source: str, root: Path, mapping: TestMap, *, switch: int | None, tests: Sequence[str]
+) -> bool:
     """Whether a warm session, with the package imported and the suite collected, can judge ``mutant``:
     an edit of one function's body (a compiled one behind its switch in the woven build), none of whose
-    lines ran before the first test in the map's run."""
+    lines ran before the first test in the map's run; of a module imported by then, and which none of its
+    ``tests`` imports afresh (that import reads the file, where a forked child's would get the mutant)."""
     if mutant.definition or mutant.at_import or mutant.file not in mapping.lines:
         return False
     if not mapping.before_tests.get(mutant.file, frozenset()).isdisjoint(mutant.lines()):
         return False
     if is_cython(mutant.file):
         return switch is not None  # the weave holds only edits inside a function's body
+    module = module_of(mutant.file)
+    if mapping.collected and module not in mapping.collected:
+        return False  # the session would import it itself, before the swap, running its calls unmutated
+    importers = set(mapping.importers.get(module, ()))
+    if importers and (SUITE in tests or not importers.isdisjoint(tests)):
+        return False
     return body_only((root / mutant.file).read_text(encoding="utf-8"), source, mutant.scope)
 
 
-def _handler_lines(root: Path, file: str) -> frozenset[int]:
-    """The lines of ``file`` inside a handler that catches every exception (``except BaseException``, or a
-    bare ``except``): where guard_lib finishes what an interrupt cut short."""
+def _statements(root: Path, file: str) -> list[tuple[int, int]]:
+    """The first and last line of every statement of ``file`` (a Cython file through its Python view)."""
     text = (root / file).read_text(encoding="utf-8")
     tree = ast.parse(cython_view.view(text).text if is_cython(file) else text)
+    return [
+        (node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree) if isinstance(node, ast.stmt)
+    ]
+
+
+def _never_ran(mutant: Mutant, ran: Mapping[int, object], statements: Sequence[tuple[int, int]]) -> bool:
+    """Whether no line of the statements that hold the mutant (the innermost holding each of its lines)
+    ran in the map's run, in a test or outside one: coverage records a statement by its first line, or by
+    another, so a mutant's own line may be absent from what ran although its statement ran."""
     lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ExceptHandler) and (
-            node.type is None or (isinstance(node.type, ast.Name) and node.type.id == "BaseException")
-        ):
-            lines.update(range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1))
-    return frozenset(lines)
+    for line in mutant.lines():
+        holding = [(last - first, first, last) for first, last in statements if first <= line <= last]
+        if holding:
+            _, first, last = min(holding)
+            lines.update(range(first, last + 1))
+    return bool(lines) and lines.isdisjoint(ran)
 
 
 def _core_built(root: Path, files: Sequence[str]) -> bool:

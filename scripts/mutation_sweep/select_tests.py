@@ -43,10 +43,13 @@ def _node_id(context: str, test_files: dict[str, str], collected: set[str]) -> s
 
 def _collected(junit: Path, test_files: dict[str, str], *, traced: bool = False) -> set[str]:
     """Every test's node id, its parameters left off, as the unmutated run reported it (``traced``: only
-    those the report names as tracing, mark ``traces``: their own tracer hides what they reach)."""
+    those the report names as tracing, mark ``traces``, or as failed, where a test stopped short of what it
+    reaches once it passes)."""
     found: set[str] = set()
     for case in ET.parse(junit).iter("testcase"):
-        if traced and not any(p.get("name") == "traces" for p in case.iter("property")):
+        marked = any(p.get("name") == "traces" for p in case.iter("property"))
+        failed = case.find("failure") is not None or case.find("error") is not None
+        if traced and not (marked or failed):
             continue
         parts = case.get("classname", "").split(".")
         for cut in range(len(parts), 0, -1):
@@ -62,11 +65,13 @@ def _collected(junit: Path, test_files: dict[str, str], *, traced: bool = False)
 class TestMap:
     lines: dict[str, dict[int, tuple[str, ...]]]  # {file: {line: node ids}}
     suite_order: tuple[str, ...]  # the test files, quickest first: a whole-suite run with -x dies early
-    traced: tuple[str, ...] = ()  # the tests under their own tracer, which coverage cannot tie to lines
+    # the tests coverage cannot tie to the lines they reach (``traced_tests``): under a tracer of their own,
+    # in a process it does not measure
+    traced: tuple[str, ...] = ()
     # each test's seconds in the map's run (its parameters together), and each file's: the quickest first
     seconds: Mapping[str, float] = field(default_factory=dict)
-    # {file: lines} run before the first test: at import, while collecting (``lines_before_tests``). A
-    # mutant there acts before its code could be swapped into a live session.
+    # {file: lines} run before the first test: at import, while collecting, in what a warm session imports
+    # beside the suite (``lines_before_tests``). A mutant there acts before it could be swapped in.
     before_tests: Mapping[str, frozenset[int]] = field(default_factory=dict)
     # the package's modules the suite's collection left imported (``import_probe``), and for each module
     # the tests that imported it while they ran: the only ones that run its import-time code again
@@ -100,16 +105,19 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str], preload: Sequ
         return TestMap(
             reaching_tests(data_file, root, junit, suffix=""),
             quickest_first(junit, test_modules(root)),
-            traced_tests(junit, root),
+            traced_tests(junit, root, Path(tmp)),
             test_seconds(junit, test_modules(root)),
             lines_before_tests(Path(tmp), data_file, root, suffix=""),
             *import_probe.read(Path(tmp, IMPORTS)),
         )
 
 
-def traced_tests(junit: Path, root: Path) -> tuple[str, ...]:
-    """The tests a run's report names as tracing (mark ``traces``), by node id without parameters."""
-    return tuple(sorted(_collected(junit, test_modules(root), traced=True)))
+def traced_tests(junit: Path, root: Path, scratch: Path) -> tuple[str, ...]:
+    """The tests whose reach coverage cannot see, by node id without parameters: those the run's report
+    names as tracing (mark ``traces``) or as failed, and those the map's probe saw set a tracer of their
+    own, start a process coverage does not measure, or fork (``import_probe.blind``)."""
+    seen = set(import_probe.blind(scratch / IMPORTS))
+    return tuple(sorted(_collected(junit, test_modules(root), traced=True) | seen))
 
 
 def covered_run(

@@ -103,8 +103,8 @@ def test_a_job_that_runs_the_whole_suite_has_the_time_of_the_whole_suite(tmp_pat
     assert seen == {
         1: (("t::a",), False, 1.0),
         2: ((SUITE,), False, whole),
-        # a handler of an interrupt: its own tests, then the whole suite (interrupt tests hide from coverage)
-        6: (("t::c",), True, whole),
+        # a handler of an interrupt: its own tests (the traced ones, which interrupt it, would follow)
+        6: (("t::c",), False, 1.0),
     }
     assert invalid == []
 
@@ -131,12 +131,43 @@ def test_a_mutant_whose_own_tests_pass_runs_the_traced_tests_next(tmp_path: Path
     assert seen == {
         1: (("t::a",), ("t::other", "t::traced"), False),
         2: (("t::traced",), ("t::other",), False),
+        # the try statement holding line 3 ran (its handler did): what ran of it may be the whole suite's
         3: ((SUITE,), (), False),
-        6: (("t::c",), (), True),
+        # a handler of an interrupt: the traced tests, which interrupt it, follow its own
+        6: (("t::c",), ("t::other", "t::traced"), False),
     }
     first = next(j for j in made if j.mutant.line == 1)
     check = jobs._green_check([dataclasses.replace(first, built=WOVEN, switch=1)], mapping)
     assert set(check.tests) >= {"t::other", "t::traced"}
+
+
+def test_a_statement_no_measured_process_ran_is_left_to_the_tests_coverage_cannot_see(tmp_path: Path) -> None:
+    # Only a test coverage is blind to (its own tracer, a process it does not measure) can reach a statement
+    # that ran nowhere in the map's run; a statement that ran keeps the whole suite, even where coverage
+    # recorded another of its lines than the mutant's.
+    (tmp_path / "guard_lib").mkdir()
+    source = "a = 1\nif a > 5:\n    b = (2,\n         3)\nc = (4,\n     5)\n"
+    (tmp_path / "guard_lib" / "a.py").write_text(source, encoding="utf-8")
+
+    def mutant(line: int, original: str) -> Mutant:
+        return Mutant("guard_lib/a.py", "<module>", "replace-value", original, "9", line, line)
+
+    never, ran = mutant(4, "3"), mutant(6, "5")
+    made_of = [never, ran]
+    generated = Generated(made_of, {m.id: "" for m in made_of}, Counter(), {})
+    reaching: dict[int, tuple[str, ...]] = {1: ("t::a",), 2: ("t::a",), 5: ("t::c",)}
+    blind = select_tests.TestMap(
+        {"guard_lib/a.py": reaching}, ("t",), ("t::slow", "t::traced"), {"t::slow": 9.0}
+    )
+
+    def seen(mapping: select_tests.TestMap) -> dict[int, tuple[tuple[str, ...], bool]]:
+        made, _ = jobs.make(
+            made_of, generated, root=tmp_path, files=[], mapping=mapping, scratch=tmp_path, parallel=1
+        )
+        return {j.mutant.line: (j.tests, j.then_suite) for j in made}
+
+    assert seen(blind) == {4: (("t::traced", "t::slow"), False), 6: ((SUITE,), False)}
+    assert seen(dataclasses.replace(blind, traced=())) == {4: ((SUITE,), False), 6: ((SUITE,), False)}
 
 
 def test_a_surviving_phase_leads_to_the_traced_tests_then_to_the_whole_suite() -> None:
@@ -184,7 +215,7 @@ def test_after_the_whole_suite_on_the_reference_comes_the_whole_suite_on_the_cor
     assert forked.next_phase(on_core) is None
 
 
-def test_only_an_edit_of_one_function_body_none_of_it_run_outside_the_tests_goes_warm(tmp_path: Path) -> None:
+def test_only_an_edit_of_one_function_body_none_of_it_run_before_the_tests_goes_warm(tmp_path: Path) -> None:
     # A warm session has imported the package and collected the suite: an edit of what ran by then (at
     # import, in a definition's header, in a function called while collecting) would come too late.
     (tmp_path / "guard_lib").mkdir()
@@ -212,7 +243,19 @@ def test_only_an_edit_of_one_function_body_none_of_it_run_outside_the_tests_goes
         "<module>1": False,
         "f4": False,
     }
-    # No map of the file's lines at all: nothing says what ran outside the tests, so nothing goes warm.
+    # Its module imported only once the tests ran (the session would import it itself, before the swap),
+    # or imported afresh by one of its tests (which reads the file, where a forked child gets the mutant).
+    late = dataclasses.replace(mapping, collected=("guard_lib",))
+    imported_by_its_test = dataclasses.replace(
+        mapping, collected=("guard_lib", "guard_lib.a"), importers={"guard_lib.a": ("t::f",)}
+    )
+    imported_by_another = dataclasses.replace(imported_by_its_test, importers={"guard_lib.a": ("t::g",)})
+    for changed, warm in ((late, False), (imported_by_its_test, False), (imported_by_another, True)):
+        found, _ = jobs.make(
+            [body], generated, root=tmp_path, files=[], mapping=changed, scratch=tmp_path, parallel=1
+        )
+        assert [j.warm for j in found] == [warm]
+    # No map of the file's lines at all: nothing says what ran before the tests, so nothing goes warm.
     unmapped, _ = jobs.make(
         [body],
         generated,

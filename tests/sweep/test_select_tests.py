@@ -40,10 +40,17 @@ def test_the_tests_a_report_names_as_tracing_are_read_by_node_id(tmp_path: Path)
         '<properties><property name="traces" value="true" /></properties></testcase>'
         '<testcase classname="tests.test_a" name="test_other_property">'
         '<properties><property name="other" value="true" /></properties></testcase>'
+        '<testcase classname="tests.test_a" name="test_failed"><failure message="x" /></testcase>'
+        '<testcase classname="tests.test_a" name="test_in_error"><error message="x" /></testcase>'
         "</testsuite></testsuites>",
         encoding="utf-8",
     )
-    assert select_tests.traced_tests(junit, tmp_path) == ("tests/test_a.py::test_traced",)
+    # a test that failed in the map's run stopped short of what it reaches once it passes
+    assert select_tests.traced_tests(junit, tmp_path, tmp_path) == (
+        "tests/test_a.py::test_failed",
+        "tests/test_a.py::test_in_error",
+        "tests/test_a.py::test_traced",
+    )
 
 
 def test_this_suites_tracing_tests_are_named_in_its_report(tmp_path: Path) -> None:
@@ -67,7 +74,7 @@ def test_this_suites_tracing_tests_are_named_in_its_report(tmp_path: Path) -> No
         check=True,
         timeout=300,
     )
-    assert select_tests.traced_tests(junit, root) == (
+    assert select_tests.traced_tests(junit, root, tmp_path) == (
         "tests/behaviour/test_result.py::test_an_outcome_interrupted_while_it_is_made_is_finalised_without_an_error",
     )
 

@@ -1,7 +1,13 @@
-"""The map's lines run before the first test are those a warm session runs before it forks: at import,
-while collecting, in what it imports beside the suite. A fixture, a thread, a finaliser or a child
-interpreter runs its lines in no test's coverage context, yet after that point, so a mutant swapped into
-a warm session still acts there."""
+"""What the map's probe tells beside coverage.
+
+The lines run before the first test are those a warm session runs before it forks: at import, while
+collecting, in what it imports beside the suite. A fixture, a thread, a finaliser or a child interpreter
+runs its lines in no test's coverage context, yet after that point, so a mutant swapped into a warm
+session still acts there.
+
+The tests whose reach coverage cannot see are those that set a tracer of their own, start a process it
+does not measure, or fork; not those that start a thread or a child it measures.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,13 @@ from mutation_sweep import import_probe
 from mutation_sweep.runners import warm
 from mutation_sweep.runners.compiled_builds import SWITCH_ENV
 from mutation_sweep.runners.forked import Job
-from mutation_sweep.select_tests import IMPORTS, covered_run, lines_before_tests, lines_outside_tests
+from mutation_sweep.select_tests import (
+    IMPORTS,
+    covered_run,
+    lines_before_tests,
+    lines_outside_tests,
+    traced_tests,
+)
 from mutation_sweep.work_item import Mutant
 
 MODULE = """\
@@ -76,13 +88,37 @@ def test_everything_else(case):
 """
 
 
+BLIND = f"""\
+import os
+import subprocess
+import sys
+
+
+def test_own_tracer():
+    previous = sys.gettrace()
+    sys.settrace(lambda *args: None)
+    sys.settrace(previous)
+
+
+def test_unmeasured_child():
+    subprocess.run([{sys.executable!r}, "-c", "pass"], env={{"PATH": os.environ.get("PATH", "")}}, check=True)
+
+
+def test_forks():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+"""
+
+
 def _body_line(name: str) -> int:
     lines = MODULE.splitlines()
     return lines.index(f"def {name}():") + 2
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, Path]:
     project = tmp_path_factory.mktemp("project")
     for rel, text in {
         "pkg/__init__.py": "",
@@ -90,17 +126,18 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
         "pkg/late.py": LATE,
         "tests/conftest.py": CONFTEST,
         "tests/test_all.py": TESTS,
+        "tests/test_blind.py": BLIND,
     }.items():
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text(text, encoding="utf-8")
     scratch = tmp_path_factory.mktemp("scratch")
-    done, data_file, _ = covered_run(project, "pkg", ["tests"], scratch, preload=("pkg.late",))
+    done, data_file, junit = covered_run(project, "pkg", ["tests"], scratch, preload=("pkg.late",))
     assert done.returncode == 0, done.stdout + done.stderr
-    return project, scratch, data_file
+    return project, scratch, data_file, junit
 
 
-def test_only_what_runs_before_the_first_test_counts(run: tuple[Path, Path, Path]) -> None:
-    project, scratch, data_file = run
+def test_only_what_runs_before_the_first_test_counts(run: tuple[Path, Path, Path, Path]) -> None:
+    project, scratch, data_file, _ = run
     before = lines_before_tests(scratch, data_file, project, suffix="")["pkg/mod.py"]
     assert _body_line("at_import") in before
     assert _body_line("at_preload") in before  # what a warm session imports beside the suite
@@ -109,6 +146,21 @@ def test_only_what_runs_before_the_first_test_counts(run: tuple[Path, Path, Path
     # coverage alone, by the lines that ran in no test's context, cannot tell these apart
     outside = lines_outside_tests(data_file, project, suffix="")["pkg/mod.py"]
     assert {_body_line("in_fixture"), _body_line("in_child")} <= outside
+    # reading coverage's data mid-run lost none of it: the combined data still holds what ran first
+    assert _body_line("at_import") in outside
+
+
+def test_the_tests_coverage_cannot_follow_are_named(run: tuple[Path, Path, Path, Path]) -> None:
+    project, scratch, _, junit = run
+    assert traced_tests(junit, project, scratch) == (
+        "tests/test_blind.py::test_forks",
+        "tests/test_blind.py::test_own_tracer",
+        "tests/test_blind.py::test_unmeasured_child",
+    )
+    why = import_probe.blind(scratch / IMPORTS)
+    assert why["tests/test_blind.py::test_own_tracer"] == (import_probe.OWN_TRACER,)
+    assert why["tests/test_blind.py::test_unmeasured_child"] == (import_probe.UNMEASURED_CHILD,)
+    assert why["tests/test_blind.py::test_forks"] == (import_probe.FORKS,)
 
 
 def test_a_process_that_ran_tests_and_could_not_say_leaves_it_to_coverage(tmp_path: Path) -> None:
@@ -123,6 +175,12 @@ def test_a_process_that_ran_tests_and_could_not_say_leaves_it_to_coverage(tmp_pa
     Path(f"{out}.1").write_text(json.dumps(said), encoding="utf-8")
     Path(f"{out}.2").write_text(json.dumps(controller), encoding="utf-8")
     assert import_probe.before_tests(out) == {"/p/pkg/mod.py": frozenset({2})}
+    other: dict[str, object] = {**said, "before_tests": {"/p/pkg/mod.py": [5], "/p/pkg/b.py": [1]}}
+    Path(f"{out}.4").write_text(json.dumps(other), encoding="utf-8")  # another worker: both count
+    assert import_probe.before_tests(out) == {
+        "/p/pkg/mod.py": frozenset({2, 5}),
+        "/p/pkg/b.py": frozenset({1}),
+    }
     unsure = {**controller, "ran": True}
     Path(f"{out}.3").write_text(json.dumps(unsure), encoding="utf-8")
     assert import_probe.before_tests(out) is None
