@@ -77,4 +77,5 @@ def _core_map(
         test_seconds(junit, test_modules(copy)),
         lines_before_tests(scratch, data_file, copy, suffix=".pyx"),
         *import_probe.read(scratch / IMPORTS),
+        import_probe.complete(scratch / IMPORTS),
     )

@@ -72,6 +72,7 @@ class ImportProbe:
         self.ran = False  # whether this process ran a test
         # {test: why}: the tests whose reach coverage cannot see, as this process saw them run
         self.blind: dict[str, set[str]] = {}
+        self.blind_outside = False  # such an event outside any test: no test can be named for it
         spec = importlib.util.find_spec(package)  # the package's folder, without running its code
         folders = list(spec.submodule_search_locations or []) if spec is not None else []
         self.folder = Path(folders[0]).resolve() if folders else None
@@ -79,9 +80,11 @@ class ImportProbe:
 
     def _audit(self, event: str, args: tuple[object, ...]) -> None:
         test = self.watch.test
+        why = _blind_by(event, args)
+        if why and not test:
+            self.blind_outside = True
         if not test:
             return
-        why = _blind_by(event, args)
         if why:
             self.blind.setdefault(test, set()).add(why)
         if event != "exec" or self.folder is None:
@@ -109,6 +112,9 @@ class ImportProbe:
         # before it forks a child per mutant, once it has collected what is garbage by then.
         gc.collect()
         self.before_tests = _lines_so_far()
+        # A process that starts its tests and never writes what it saw (a worker that crashed) leaves the
+        # map short of what its tests reached.
+        self.out.with_name(f"{self.out.name}-started.{os.getpid()}").write_text("", encoding="utf-8")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
@@ -131,6 +137,7 @@ class ImportProbe:
             "collected": self.collected,
             "by_test": by_test,
             "blind": {test: sorted(why) for test, why in sorted(self.blind.items())},
+            "blind_outside": self.blind_outside,
             "before_tests": self.before_tests,
             "ran": self.ran,
         }
@@ -151,7 +158,7 @@ def _blind_by(event: str, args: tuple[object, ...]) -> str:
         env = args[3] if event == "subprocess.Popen" else args[2]
         if isinstance(env, Mapping) and not any(str(k) == COVERAGE_CHILD_ENV for k in env):
             return UNMEASURED_CHILD
-    if event == "os.fork":
+    if event in ("os.fork", "os.forkpty"):
         return FORKS
     return ""
 
@@ -210,6 +217,16 @@ def blind(out: Path) -> dict[str, tuple[str, ...]]:
         for test, why in json.loads(path.read_text(encoding="utf-8")).get("blind", {}).items():
             found.setdefault(test, set()).update(why)
     return {test: tuple(sorted(why)) for test, why in sorted(found.items())}
+
+
+def complete(out: Path) -> bool:
+    """Whether every process that started its tests wrote what it saw, and saw nothing it could not name
+    a test for: else the run's coverage may lack what some test reached."""
+    started = {path.suffix for path in out.parent.glob(f"{out.name}-started.*")}
+    written = sorted(out.parent.glob(f"{out.name}.*"))
+    if not started <= {path.suffix for path in written}:
+        return False
+    return not any(json.loads(path.read_text(encoding="utf-8")).get("blind_outside") for path in written)
 
 
 def read(out: Path) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:

@@ -63,6 +63,7 @@ def test_maps(
             name: tuple(sorted({t for m in maps for t in m.importers.get(name, ())}))
             for name in {name for m in maps for name in m.importers}
         },
+        all(m.complete for m in maps),
     )
 
 
@@ -87,19 +88,24 @@ def make(
     builds = compiled_builds.build(root, compiled, generated.sources, scratch, parallel)
     invalid = [Result(m, INVALID, detail=builds.refused[m.id]) for m in compiled if m.id in builds.refused]
     jobs = []
-    statements: dict[str, list[tuple[int, int]]] = {}
+    statements: dict[str, list[tuple[int, int, bool]]] = {}
     core_built = _core_built(root, files)
     for m in mutants:
         built, switch = builds.at.get(m.id, (None, None))
         if is_cython(m.file) and built is None:
             continue
         tests = tests_of(m, mapping, root, files)
-        if tests == (SUITE,) and mapping.traced and m.file in mapping.lines:
+        never_ran = False
+        if tests == (SUITE,) and mapping.traced and mapping.complete and m.file in mapping.lines:
             if m.file not in statements:
                 statements[m.file] = _statements(root, m.file)
-            if _never_ran(m, mapping.lines[m.file], statements[m.file]):
-                # No process coverage measured ran its statement: only a test it cannot see can reach it.
-                tests = quickest(mapping, set(mapping.traced))
+            function = _unreached(m, mapping.lines[m.file], statements[m.file])
+            if function is not None:
+                # No process coverage measured ran its statement: the tests it cannot follow may reach it,
+                # and so may, on another path, those of its function (a cache hit or miss, a local's kind).
+                never_ran = True
+                reach = {t for line in function for t in mapping.lines[m.file].get(line, ())}
+                tests = quickest(mapping, reach | set(mapping.traced))
         if is_cython(m.file) and m.file not in mapping.lines:
             # No map of the core's lines: the reference's function of the same name tells which tests
             # go first, and the whole suite runs before a survivor is called.
@@ -116,7 +122,7 @@ def make(
         # whole suite does.
         traced = () if tests == (SUITE,) or then_suite else tuple(t for t in mapping.traced if t not in tests)
         # The whole suite is many times one test's run: its limit is too, so a slow machine is no kill.
-        scale = WHOLE_SUITE_TIMEOUT_SCALE if tests == (SUITE,) or then_suite else 1.0
+        scale = WHOLE_SUITE_TIMEOUT_SCALE if tests == (SUITE,) or then_suite or never_ran else 1.0
         # The package's modules load under the core as well, and what they do at import may differ
         # there: a mutant of it that survives the reference runs the suite on the built core too.
         then_compiled = core_built and m.at_import and not is_cython(m.file)
@@ -199,26 +205,43 @@ def _warm_fit(
     return body_only((root / mutant.file).read_text(encoding="utf-8"), source, mutant.scope)
 
 
-def _statements(root: Path, file: str) -> list[tuple[int, int]]:
-    """The first and last line of every statement of ``file`` (a Cython file through its Python view)."""
+def _statements(root: Path, file: str) -> list[tuple[int, int, bool]]:
+    """The first and last line of every statement of ``file`` (a Cython file through its Python view), and
+    whether it is a function's definition."""
     text = (root / file).read_text(encoding="utf-8")
     tree = ast.parse(cython_view.view(text).text if is_cython(file) else text)
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     return [
-        (node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree) if isinstance(node, ast.stmt)
+        (node.lineno, node.end_lineno or node.lineno, isinstance(node, functions))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt)
     ]
 
 
-def _never_ran(mutant: Mutant, ran: Mapping[int, object], statements: Sequence[tuple[int, int]]) -> bool:
-    """Whether no line of the statements that hold the mutant (the innermost holding each of its lines)
-    ran in the map's run, in a test or outside one: coverage records a statement by its first line, or by
-    another, so a mutant's own line may be absent from what ran although its statement ran."""
+def _unreached(
+    mutant: Mutant, ran: Mapping[int, object], statements: Sequence[tuple[int, int, bool]]
+) -> range | None:
+    """The lines of the function holding the mutant, where no line of the statements that hold it (the
+    innermost holding each of its lines) ran in the map's run, in a test or outside one; else None.
+    Coverage records a statement by its first line, or by another, so a mutant's own line may be absent
+    from what ran although its statement ran."""
     lines: set[int] = set()
     for line in mutant.lines():
-        holding = [(last - first, first, last) for first, last in statements if first <= line <= last]
+        holding = [(last - first, first, last) for first, last, _ in statements if first <= line <= last]
         if holding:
             _, first, last = min(holding)
             lines.update(range(first, last + 1))
-    return bool(lines) and lines.isdisjoint(ran)
+    if not lines or not lines.isdisjoint(ran):
+        return None
+    around = [
+        (last - first, first, last)
+        for first, last, function in statements
+        if function and first <= min(lines) <= last
+    ]
+    if not around:
+        return None  # not in a function: what runs at import keeps the whole suite
+    _, first, last = min(around)
+    return range(first, last + 1)
 
 
 def _core_built(root: Path, files: Sequence[str]) -> bool:

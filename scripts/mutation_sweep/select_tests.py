@@ -1,7 +1,8 @@
 """Which tests reach which line: one coverage run with a context per test, read back as a map.
 
 A mutant runs only the tests that execute its statement. A statement no test executes on its own
-(module level, class bodies, definitions, lines only an interrupt reaches) runs the whole suite.
+(module level, class bodies, definitions) runs the whole suite; one that ran nowhere in the map's run,
+the tests of its function and those coverage cannot follow (``jobs``).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class TestMap:
     lines: dict[str, dict[int, tuple[str, ...]]]  # {file: {line: node ids}}
     suite_order: tuple[str, ...]  # the test files, quickest first: a whole-suite run with -x dies early
     # the tests coverage cannot tie to the lines they reach (``traced_tests``): under a tracer of their own,
-    # in a process it does not measure
+    # starting a process it does not measure, forking, or failed in the map's run
     traced: tuple[str, ...] = ()
     # each test's seconds in the map's run (its parameters together), and each file's: the quickest first
     seconds: Mapping[str, float] = field(default_factory=dict)
@@ -77,6 +78,9 @@ class TestMap:
     # the tests that imported it while they ran: the only ones that run its import-time code again
     collected: tuple[str, ...] = ()
     importers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # whether every process of the map's run said what it saw (``import_probe.complete``): only then does a
+    # statement that ran nowhere in it tell that no test coverage follows reaches it
+    complete: bool = False
 
 
 def test_modules(root: Path) -> dict[str, str]:
@@ -109,6 +113,7 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str], preload: Sequ
             test_seconds(junit, test_modules(root)),
             lines_before_tests(Path(tmp), data_file, root, suffix=""),
             *import_probe.read(Path(tmp, IMPORTS)),
+            import_probe.complete(Path(tmp, IMPORTS)),
         )
 
 

@@ -141,33 +141,42 @@ def test_a_mutant_whose_own_tests_pass_runs_the_traced_tests_next(tmp_path: Path
     assert set(check.tests) >= {"t::other", "t::traced"}
 
 
-def test_a_statement_no_measured_process_ran_is_left_to_the_tests_coverage_cannot_see(tmp_path: Path) -> None:
-    # Only a test coverage is blind to (its own tracer, a process it does not measure) can reach a statement
-    # that ran nowhere in the map's run; a statement that ran keeps the whole suite, even where coverage
-    # recorded another of its lines than the mutant's.
+def test_a_statement_no_measured_process_ran_is_left_to_its_functions_tests_and_those_coverage_cannot_see(
+    tmp_path: Path,
+) -> None:
+    # A statement that ran nowhere in the map's run: a test coverage does not follow (its own tracer, a
+    # process it does not measure) may reach it, or one of its function's on a path the map's run missed.
+    # A statement that ran keeps the whole suite, even where coverage recorded another of its lines than
+    # the mutant's; so does what runs at import, and any of it where the map's run was not complete.
     (tmp_path / "guard_lib").mkdir()
-    source = "a = 1\nif a > 5:\n    b = (2,\n         3)\nc = (4,\n     5)\n"
+    source = (
+        "def f(a):\n    x = 1\n    if a > 5:\n        b = (2,\n             3)\n"
+        "    c = (4,\n         5)\n    return x\n\n\ny = 1\nif y > 5:\n    z = 2\n"
+    )
     (tmp_path / "guard_lib" / "a.py").write_text(source, encoding="utf-8")
-
-    def mutant(line: int, original: str) -> Mutant:
-        return Mutant("guard_lib/a.py", "<module>", "replace-value", original, "9", line, line)
-
-    never, ran = mutant(4, "3"), mutant(6, "5")
-    made_of = [never, ran]
+    never = Mutant("guard_lib/a.py", "f", "replace-value", "3", "9", 5, 5)
+    ran = Mutant("guard_lib/a.py", "f", "replace-value", "5", "9", 7, 7)
+    at_import = Mutant("guard_lib/a.py", "<module>", "replace-value", "2", "9", 13, 13, at_import=True)
+    made_of = [never, ran, at_import]
     generated = Generated(made_of, {m.id: "" for m in made_of}, Counter(), {})
-    reaching: dict[int, tuple[str, ...]] = {1: ("t::a",), 2: ("t::a",), 5: ("t::c",)}
+    in_f = ("t::f",)
+    reaching: dict[int, tuple[str, ...]] = {1: (), 2: in_f, 3: in_f, 6: in_f, 8: in_f, 11: (), 12: ()}
+    traced = ("t::slow", "t::traced")
     blind = select_tests.TestMap(
-        {"guard_lib/a.py": reaching}, ("t",), ("t::slow", "t::traced"), {"t::slow": 9.0}
+        {"guard_lib/a.py": reaching}, ("t",), traced, {"t::slow": 9.0}, complete=True
     )
 
-    def seen(mapping: select_tests.TestMap) -> dict[int, tuple[tuple[str, ...], bool]]:
+    def seen(mapping: select_tests.TestMap) -> dict[int, tuple[tuple[str, ...], bool, float]]:
         made, _ = jobs.make(
             made_of, generated, root=tmp_path, files=[], mapping=mapping, scratch=tmp_path, parallel=1
         )
-        return {j.mutant.line: (j.tests, j.then_suite) for j in made}
+        return {j.mutant.line: (j.tests, j.then_suite, j.timeout_scale) for j in made}
 
-    assert seen(blind) == {4: (("t::traced", "t::slow"), False), 6: ((SUITE,), False)}
-    assert seen(dataclasses.replace(blind, traced=())) == {4: ((SUITE,), False), 6: ((SUITE,), False)}
+    whole = jobs.WHOLE_SUITE_TIMEOUT_SCALE
+    suite = ((SUITE,), False, whole)
+    assert seen(blind) == {5: (("t::f", "t::traced", "t::slow"), False, whole), 7: suite, 13: suite}
+    for short in (dataclasses.replace(blind, traced=()), dataclasses.replace(blind, complete=False)):
+        assert seen(short) == {5: suite, 7: suite, 13: suite}
 
 
 def test_a_surviving_phase_leads_to_the_traced_tests_then_to_the_whole_suite() -> None:

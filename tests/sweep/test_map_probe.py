@@ -69,6 +69,7 @@ def _around():
     yield
 """
 TESTS = f"""\
+import os
 import subprocess
 import threading
 
@@ -85,6 +86,8 @@ def test_everything_else(case):
     worker.join()
     program = "from pkg import mod; mod.in_child()"
     subprocess.run([{sys.executable!r}, "-c", program], check=True)
+    # an environment of its own that keeps coverage's variable: still measured
+    subprocess.run([{sys.executable!r}, "-c", "pass"], env={{**os.environ, "X": "1"}}, check=True)
 """
 
 
@@ -157,6 +160,7 @@ def test_the_tests_coverage_cannot_follow_are_named(run: tuple[Path, Path, Path,
         "tests/test_blind.py::test_own_tracer",
         "tests/test_blind.py::test_unmeasured_child",
     )
+    assert import_probe.complete(scratch / IMPORTS)
     why = import_probe.blind(scratch / IMPORTS)
     assert why["tests/test_blind.py::test_own_tracer"] == (import_probe.OWN_TRACER,)
     assert why["tests/test_blind.py::test_unmeasured_child"] == (import_probe.UNMEASURED_CHILD,)
@@ -187,6 +191,19 @@ def test_a_process_that_ran_tests_and_could_not_say_leaves_it_to_coverage(tmp_pa
     assert import_probe.before_tests(tmp_path / "nothing") is None
 
 
+def test_a_map_is_complete_only_where_every_process_said_what_it_saw(tmp_path: Path) -> None:
+    out = tmp_path / IMPORTS
+    said = {"collected": [], "by_test": {}, "blind": {}, "blind_outside": False}
+    for pid in ("11", "12"):
+        Path(f"{out}-started.{pid}").write_text("", encoding="utf-8")
+    Path(f"{out}.11").write_text(json.dumps(said), encoding="utf-8")
+    assert not import_probe.complete(out)  # a worker that started its tests and never wrote: it crashed
+    Path(f"{out}.12").write_text(json.dumps(said), encoding="utf-8")
+    assert import_probe.complete(out)
+    Path(f"{out}.13").write_text(json.dumps({**said, "blind_outside": True}), encoding="utf-8")
+    assert not import_probe.complete(out)  # a tracer set, or a process started, in no test
+
+
 class _Server:
     def __init__(self) -> None:
         self.calls: list[tuple[dict[str, str], object]] = []
@@ -209,3 +226,15 @@ def test_a_woven_mutant_is_switched_on_for_the_interpreters_its_tests_start_too(
     assert swap is not None
     assert off == {}
     assert none is None
+
+
+def test_what_no_test_can_be_named_for_is_noted_apart() -> None:
+    probe = import_probe.ImportProbe.__new__(import_probe.ImportProbe)  # no audit hook for this process
+    probe.watch, probe.blind, probe.blind_outside, probe.folder = import_probe._Watch("pkg"), {}, False, None
+    probe._audit("os.fork", ())
+    assert probe.blind_outside
+    assert probe.blind == {}
+    probe.watch.test = "tests/test_a.py::test_x"
+    probe._audit("os.forkpty", ())
+    probe._audit("subprocess.Popen", ("python", ["python"], None, None))  # the environment inherited
+    assert probe.blind == {"tests/test_a.py::test_x": {import_probe.FORKS}}
