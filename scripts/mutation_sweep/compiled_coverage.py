@@ -23,7 +23,7 @@ from .select_tests import (
     IMPORTS,
     TestMap,
     covered_run,
-    lines_before_tests,
+    lines_outside_tests,
     quickest_first,
     reaching_tests,
     test_modules,
@@ -75,7 +75,11 @@ def _core_map(
         order,
         traced_tests(junit, copy, scratch),
         test_seconds(junit, test_modules(copy)),
-        lines_before_tests(scratch, data_file, copy, suffix=".pyx"),
+        # Every line run outside a test's context, not only before the first test, keeps its mutants
+        # forked: the core's caches make what its tests see depend on the order they run in, and a warm
+        # session runs them in another (four mutants of `_default_runtime` that a forked child kills
+        # survived warm). A child interpreter a test starts also runs these lines, tied to no test.
+        lines_outside_tests(data_file, copy, suffix=".pyx"),
         *import_probe.read(scratch / IMPORTS),
         import_probe.complete(scratch / IMPORTS),
     )
