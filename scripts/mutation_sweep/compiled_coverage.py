@@ -35,15 +35,13 @@ log = logging.getLogger("mutation_sweep")
 LINETRACE_ENV = "GUARD_LIB_LINETRACE"  # setup.py's switch for a core that reports its lines
 
 
-def core_map(root: Path, package: str, pytest_args: Sequence[str], preload: Sequence[str]) -> TestMap:
+def core_map(root: Path, package: str, pytest_args: Sequence[str]) -> TestMap:
     """The tests that execute each line of the package's ``.pyx`` files, from one traced build's run."""
     with tempfile.TemporaryDirectory(prefix="sweep-core-map-") as scratch:
-        return _core_map(root, package, pytest_args, Path(scratch), preload)
+        return _core_map(root, package, pytest_args, Path(scratch))
 
 
-def _core_map(
-    root: Path, package: str, pytest_args: Sequence[str], scratch: Path, preload: Sequence[str]
-) -> TestMap:
+def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Path) -> TestMap:
     """``core_map``, made in ``scratch``.
 
     The run need not be green: a test that traces the core itself (an interrupt at every instruction)
@@ -57,7 +55,7 @@ def _core_map(
     if built.returncode != 0:
         raise RuntimeError(f"the traced build of the compiled core failed:\n{built.stderr[-1500:]}")
     done, data_file, junit = covered_run(
-        copy, package, pytest_args, scratch, plugins="Cython.Coverage", impl="compiled", preload=preload
+        copy, package, pytest_args, scratch, plugins="Cython.Coverage", impl="compiled"
     )
     if done.returncode not in (0, 1) or not junit.exists():
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])

@@ -41,7 +41,8 @@ def test_maps(
     """The tests that reach each line the mutants are on: the reference's map where a Python mutant is
     among them (or ``every_file``, for a changed test that may reach any), the core's where a compiled one
     is; both at once where both are needed. ``preload``: what a warm session imports once it has
-    collected (its lines count as run before the tests)."""
+    collected (its lines count as run before the tests, in the reference's map; the core's keeps every
+    line run outside a test)."""
     python = every_file or any(not is_cython(m.file) for m in mutants)
     core = any(is_cython(m.file) for m in mutants)
     if not mutants or not (python or core):
@@ -49,7 +50,7 @@ def test_maps(
     with ThreadPoolExecutor(max_workers=2) as pool:
         reference = pool.submit(test_map, root, package, pytest_args, preload) if python else None
         core_map = compiled_coverage.core_map
-        compiled = pool.submit(core_map, root, package, pytest_args, preload) if core else None
+        compiled = pool.submit(core_map, root, package, pytest_args) if core else None
         maps = [m.result() for m in (reference, compiled) if m is not None]
     # The reference's run, where there is one, orders the suite: it is the one every mutant's tests pass.
     return TestMap(

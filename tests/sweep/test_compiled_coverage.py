@@ -22,7 +22,7 @@ def _line(text: str) -> int:
 
 @pytest.mark.e2e
 def test_each_line_of_the_core_names_the_tests_that_run_it() -> None:
-    mapping = compiled_coverage.core_map(ROOT, "guard_lib", ["tests/behaviour", "-m", "not cuda"], ())
+    mapping = compiled_coverage.core_map(ROOT, "guard_lib", ["tests/behaviour", "-m", "not cuda"])
     lines = mapping.lines[CORE]
     # the refusal of a device never entered: reached by the test of exactly that
     refusal = lines[_line("if self._runtime is None:") + 1]
