@@ -18,7 +18,7 @@ from pathlib import Path
 from critical_harness.compiled import BUILD_ENV, MUTANT_CFLAGS, build_command
 from critical_harness.workspace import make_copy
 
-from . import import_probe
+from . import map_probe
 from .select_tests import (
     IMPORTS,
     TestMap,
@@ -78,6 +78,6 @@ def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Pat
         # session runs them in another (four mutants of `_default_runtime` that a forked child kills
         # survived warm). A child interpreter a test starts also runs these lines, tied to no test.
         lines_outside_tests(data_file, copy, suffix=".pyx"),
-        *import_probe.read(scratch / IMPORTS),
-        import_probe.complete(scratch / IMPORTS),
+        *map_probe.read(scratch / IMPORTS),
+        map_probe.complete(scratch / IMPORTS),
     )

@@ -6,7 +6,7 @@ what they are bound to (functions to their code, defaults and closures; classes 
 attributes, in order; plain values to their contents), the package's loggers, and what the import said
 (log records, warnings). Where a mutant's state is the unmutated one's on an implementation, only the
 tests that import the module afresh can still tell them apart there, and those are the ones the map
-records (``import_probe``). The digest has two halves: the state without line numbers, and with them.
+records (``map_probe``). The digest has two halves: the state without line numbers, and with them.
 A statement moved moves every line after it, and only a test under a tracer of its own reads where
 code stands: where the first half is the same and the second is not, those tests still run. A
 module's names count as a set, not in the order bound, as ``dir`` lists them.

@@ -7,26 +7,23 @@ beside theirs, so it costs no time of its own; a build that fails it discards ev
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
-from critical_harness.warm import body_only
 from mutation_model import SURVIVED
 
-from . import compiled_coverage, cython_view
+from . import compiled_coverage, selection
 from .generate import Generated, is_cython
 from .runners import compiled_builds, forked
-from .select_tests import SUITE, TestMap, quickest, test_map, tests_of
+from .select_tests import SUITE, TestMap, quickest, test_map
 from .work_item import INVALID, Mutant, Result
 
 log = logging.getLogger("mutation_sweep")
 GREEN_CHECK = "<the woven build, no mutant on>"
-WHOLE_SUITE_TIMEOUT_SCALE = 4.0
 
 
 def test_maps(
@@ -68,11 +65,6 @@ def test_maps(
     )
 
 
-def module_of(rel: str) -> str:
-    parts = list(Path(rel).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def make(
     mutants: Sequence[Mutant],
     generated: Generated,
@@ -95,62 +87,36 @@ def make(
         built, switch = builds.at.get(m.id, (None, None))
         if is_cython(m.file) and built is None:
             continue
-        tests = tests_of(m, mapping, root, files)
-        never_ran = False
-        if tests == (SUITE,) and mapping.traced and mapping.complete and m.file in mapping.lines:
-            if m.file not in statements:
-                statements[m.file] = _statements(root, m.file)
-            function = _unreached(m, mapping.lines[m.file], statements[m.file])
-            if function is not None:
-                # No process coverage measured ran its statement: the tests it cannot follow may reach it,
-                # and so may, on another path, those of its function (a cache hit or miss, a local's kind).
-                never_ran = True
-                reach = {t for line in function for t in mapping.lines[m.file].get(line, ())}
-                tests = quickest(mapping, reach | set(mapping.traced))
-        if is_cython(m.file) and m.file not in mapping.lines:
-            # No map of the core's lines: the reference's function of the same name tells which tests
-            # go first, and the whole suite runs before a survivor is called.
-            then_suite = tests != (SUITE,)
-        else:
-            # What runs at import (module level, class bodies) and a definition's header (its signature,
-            # bases, decorators) are seen by tests that coverage does not tie to them: once the tests that
-            # do reach the statement pass, the whole suite runs. What a test under a tracer of its own
-            # reaches (a handler of an interrupt, say) is left to the traced tests, which run next.
-            then_suite = (m.definition or m.at_import) and tests != (SUITE,)
-        source = generated.sources[m.id]
-        module = module_of(m.file)
-        # The tests whose reach coverage cannot see (under their own tracer, say) run next, unless the
-        # whole suite does.
-        traced = () if tests == (SUITE,) or then_suite else tuple(t for t in mapping.traced if t not in tests)
-        # The whole suite is many times one test's run: its limit is too, so a slow machine is no kill.
-        scale = WHOLE_SUITE_TIMEOUT_SCALE if tests == (SUITE,) or then_suite or never_ran else 1.0
         # The package's modules load under the core as well, and what they do at import may differ
         # there: a mutant of it that survives the reference runs the suite on the built core too.
         then_compiled = core_built and m.at_import and not is_cython(m.file)
+        chosen = selection.plan(m, mapping, root, files, statements)
+        source = generated.sources[m.id]
+        module = selection.module_of(m.file)
         on = switch if built is not None else None
-        warm = _warm_fit(m, source, root, mapping, switch=on, tests=(*tests, *traced))
-        proof = None if is_cython(m.file) else _state_proof(m, tests, module, mapping, then_compiled)
+        warm = selection.warm_fit(m, source, root, mapping, switch=on, tests=(*chosen.tests, *chosen.traced))
+        proof = None if is_cython(m.file) else _state_proof(m, chosen.tests, module, mapping, then_compiled)
+        scale, expected = chosen.timeout_scale, chosen.expected_s
         if proof is not None:
-            jobs.append(
-                dataclasses.replace(
-                    proof, source=source, suite_order=mapping.suite_order, timeout_scale=scale
-                )
-            )
+            order = mapping.suite_order
+            proof = dataclasses.replace(proof, source=source, suite_order=order, timeout_scale=scale)
+            jobs.append(dataclasses.replace(proof, expected_s=expected))
             continue
         jobs.append(
             forked.Job(
                 m,
                 module,
                 source,
-                tests,
+                chosen.tests,
                 mapping.suite_order,
-                then_suite,
-                then_tests=traced,
+                chosen.then_suite,
+                then_tests=chosen.traced,
                 then_compiled=then_compiled,
                 built=built,
                 switch=switch,
                 timeout_scale=scale,
                 warm=warm,
+                expected_s=expected,
             )
         )
     # the slowest (whole-suite) jobs first, so two cores finish together
@@ -184,67 +150,6 @@ def _state_proof(
     return dataclasses.replace(first, then_compiled=on_core, collected=mapping.collected)
 
 
-def _warm_fit(
-    mutant: Mutant, source: str, root: Path, mapping: TestMap, *, switch: int | None, tests: Sequence[str]
-) -> bool:
-    """Whether a warm session, with the package imported and the suite collected, can judge ``mutant``:
-    an edit of one function's body (a compiled one behind its switch in the woven build), none of whose
-    lines ran before the first test in the map's run; of a module imported by then, and which none of its
-    ``tests`` imports afresh (that import reads the file, where a forked child's would get the mutant)."""
-    if mutant.definition or mutant.at_import or mutant.file not in mapping.lines:
-        return False
-    if not mapping.before_tests.get(mutant.file, frozenset()).isdisjoint(mutant.lines()):
-        return False
-    if is_cython(mutant.file):
-        return switch is not None  # the weave holds only edits inside a function's body
-    module = module_of(mutant.file)
-    if mapping.collected and module not in mapping.collected:
-        return False  # the session would import it itself, before the swap, running its calls unmutated
-    importers = set(mapping.importers.get(module, ()))
-    if importers and (SUITE in tests or not importers.isdisjoint(tests)):
-        return False
-    return body_only((root / mutant.file).read_text(encoding="utf-8"), source, mutant.scope)
-
-
-def _statements(root: Path, file: str) -> list[tuple[int, int, bool]]:
-    """The first and last line of every statement of ``file`` (a Cython file through its Python view), and
-    whether it is a function's definition."""
-    text = (root / file).read_text(encoding="utf-8")
-    tree = ast.parse(cython_view.view(text).text if is_cython(file) else text)
-    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
-    return [
-        (node.lineno, node.end_lineno or node.lineno, isinstance(node, functions))
-        for node in ast.walk(tree)
-        if isinstance(node, ast.stmt)
-    ]
-
-
-def _unreached(
-    mutant: Mutant, ran: Mapping[int, object], statements: Sequence[tuple[int, int, bool]]
-) -> range | None:
-    """The lines of the function holding the mutant, where no line of the statements that hold it (the
-    innermost holding each of its lines) ran in the map's run, in a test or outside one; else None.
-    Coverage records a statement by its first line, or by another, so a mutant's own line may be absent
-    from what ran although its statement ran."""
-    lines: set[int] = set()
-    for line in mutant.lines():
-        holding = [(last - first, first, last) for first, last, _ in statements if first <= line <= last]
-        if holding:
-            _, first, last = min(holding)
-            lines.update(range(first, last + 1))
-    if not lines or not lines.isdisjoint(ran):
-        return None
-    around = [
-        (last - first, first, last)
-        for first, last, function in statements
-        if function and first <= min(lines) <= last
-    ]
-    if not around:
-        return None  # not in a function: what runs at import keeps the whole suite
-    _, first, last = min(around)
-    return range(first, last + 1)
-
-
 def _core_built(root: Path, files: Sequence[str]) -> bool:
     """Whether every Cython file of the package has its extension built beside it, for this Python."""
     cores = [root / f for f in files if is_cython(f)]
@@ -263,7 +168,10 @@ def _green_check(woven: Sequence[forked.Job], mapping: TestMap) -> forked.Job:
     check = dataclasses.replace(first.mutant, scope=GREEN_CHECK)
     targets = (SUITE,) if SUITE in tests else tuple(sorted(tests))
     order = mapping.suite_order
-    return forked.Job(check, first.module, "", targets, order, built=first.built, timeout_scale=10)
+    expected = selection.phase_seconds(mapping, targets)
+    return forked.Job(
+        check, first.module, "", targets, order, built=first.built, timeout_scale=10, expected_s=expected
+    )
 
 
 def take_green_check(results: list[Result]) -> list[Result]:

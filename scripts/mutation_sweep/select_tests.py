@@ -19,12 +19,12 @@ from pathlib import Path
 
 from coverage import CoverageData
 
-from . import import_probe
+from . import map_probe
 from .generate import is_cython
 from .work_item import Mutant
 
 SUITE = "<suite>"
-IMPORTS = "imports"  # what ``import_probe`` wrote, in a covered run's scratch folder
+IMPORTS = "imports"  # what ``map_probe`` wrote, in a covered run's scratch folder
 
 
 def _node_id(context: str, test_files: dict[str, str], collected: set[str]) -> str | None:
@@ -74,11 +74,11 @@ class TestMap:
     # {file: lines} run before the first test: at import, while collecting, in what a warm session imports
     # beside the suite (``lines_before_tests``). A mutant there acts before it could be swapped in.
     before_tests: Mapping[str, frozenset[int]] = field(default_factory=dict)
-    # the package's modules the suite's collection left imported (``import_probe``), and for each module
+    # the package's modules the suite's collection left imported (``map_probe``), and for each module
     # the tests that imported it while they ran: the only ones that run its import-time code again
     collected: tuple[str, ...] = ()
     importers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # whether every process of the map's run said what it saw (``import_probe.complete``): only then does a
+    # whether every process of the map's run said what it saw (``map_probe.complete``): only then does a
     # statement that ran nowhere in it tell that no test coverage follows reaches it
     complete: bool = False
 
@@ -112,16 +112,16 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str], preload: Sequ
             traced_tests(junit, root, Path(tmp)),
             test_seconds(junit, test_modules(root)),
             lines_before_tests(Path(tmp), data_file, root, suffix=""),
-            *import_probe.read(Path(tmp, IMPORTS)),
-            import_probe.complete(Path(tmp, IMPORTS)),
+            *map_probe.read(Path(tmp, IMPORTS)),
+            map_probe.complete(Path(tmp, IMPORTS)),
         )
 
 
 def traced_tests(junit: Path, root: Path, scratch: Path) -> tuple[str, ...]:
     """The tests whose reach coverage cannot see, by node id without parameters: those the run's report
     names as tracing (mark ``traces``) or as failed, and those the map's probe saw set a tracer of their
-    own, start a process coverage does not measure, or fork (``import_probe.blind``)."""
-    seen = set(import_probe.blind(scratch / IMPORTS))
+    own, start a process coverage does not measure, or fork (``map_probe.blind``)."""
+    seen = set(map_probe.blind(scratch / IMPORTS))
     return tuple(sorted(_collected(junit, test_modules(root), traced=True) | seen))
 
 
@@ -137,7 +137,7 @@ def covered_run(
 ) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
     """One run of the suite in ``root`` under coverage, a context per test, two workers at once (and the
     child interpreters tests start): the run, its combined data file and its JUnit report; what the
-    package's imports were is in ``scratch``, for ``import_probe.read(scratch / IMPORTS)``."""
+    package's imports were is in ``scratch``, for ``map_probe.read(scratch / IMPORTS)``."""
     rc, data_file, junit = scratch / "coveragerc", scratch / "coverage", scratch / "junit.xml"
     rc.write_text(
         "[run]\ndynamic_context = test_function\nparallel = true\npatch = subprocess\n"
@@ -145,11 +145,11 @@ def covered_run(
         encoding="utf-8",
     )
     env = {**os.environ, "COVERAGE_RCFILE": str(rc), **({"GUARD_LIB_IMPL": impl} if impl else {})}
-    env.update({import_probe.OUT_ENV: str(scratch / IMPORTS), import_probe.PACKAGE_ENV: package})
-    env[import_probe.PRELOAD_ENV] = ",".join(preload)
+    env.update({map_probe.OUT_ENV: str(scratch / IMPORTS), map_probe.PACKAGE_ENV: package})
+    env[map_probe.PRELOAD_ENV] = ",".join(preload)
     command = [
         *(sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"),
-        *("-p", import_probe.__name__, f"--junitxml={junit}", *pytest_args),
+        *("-p", map_probe.__name__, f"--junitxml={junit}", *pytest_args),
     ]
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     combine = [sys.executable, "-m", "coverage", "combine", "-q"]
@@ -184,9 +184,9 @@ def reaching_tests(
 
 def lines_before_tests(scratch: Path, data_file: Path, root: Path, suffix: str) -> dict[str, frozenset[int]]:
     """Each measured file's lines that had run before the first test: at import, while collecting, in what
-    a warm session imports beside it (``import_probe``). Where the probe could not say, every line that
+    a warm session imports beside it (``map_probe``). Where the probe could not say, every line that
     ran outside a test's context, a superset (fixtures, threads, finalisers, child interpreters too)."""
-    found = import_probe.before_tests(scratch / IMPORTS)
+    found = map_probe.before_tests(scratch / IMPORTS)
     if found is None:
         return lines_outside_tests(data_file, root, suffix)
     by_file: dict[str, frozenset[int]] = {}

@@ -143,15 +143,15 @@ def test_the_probe_names_the_tests_that_import_a_module_afresh(
         "-p",
         "no:cacheprovider",
         "-p",
-        "mutation_sweep.import_probe",
+        "mutation_sweep.map_probe",
     ]
     done = subprocess.run(
         [*command, "tests"], cwd=project, env=env, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stdout
-    from mutation_sweep import import_probe
+    from mutation_sweep import map_probe
 
-    collected, importers = import_probe.read(out)
+    collected, importers = map_probe.read(out)
     assert collected == ("pkg", "pkg.mod")
     # a fresh import goes through the finders; a loader run again on a module's spec only through exec
     expected = (

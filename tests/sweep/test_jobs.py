@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from mutation_model import KILLED, SURVIVED
-from mutation_sweep import compiled_coverage, jobs, select_tests
+from mutation_sweep import compiled_coverage, jobs, select_tests, selection
 from mutation_sweep.generate import Generated
 from mutation_sweep.runners import forked
 from mutation_sweep.select_tests import SUITE
@@ -99,7 +99,7 @@ def test_a_job_that_runs_the_whole_suite_has_the_time_of_the_whole_suite(tmp_pat
         made_of, generated, root=tmp_path, files=[], mapping=mapping, scratch=tmp_path, parallel=1
     )
     seen = {j.mutant.line: (j.tests, j.then_suite, j.timeout_scale) for j in made}
-    whole = jobs.WHOLE_SUITE_TIMEOUT_SCALE
+    whole = selection.WHOLE_SUITE_TIMEOUT_SCALE
     assert seen == {
         1: (("t::a",), False, 1.0),
         2: ((SUITE,), False, whole),
@@ -172,7 +172,7 @@ def test_a_statement_no_measured_process_ran_is_left_to_its_functions_tests_and_
         )
         return {j.mutant.line: (j.tests, j.then_suite, j.timeout_scale) for j in made}
 
-    whole = jobs.WHOLE_SUITE_TIMEOUT_SCALE
+    whole = selection.WHOLE_SUITE_TIMEOUT_SCALE
     suite = ((SUITE,), False, whole)
     assert seen(blind) == {5: (("t::f", "t::traced", "t::slow"), False, whole), 7: suite, 13: suite}
     for short in (dataclasses.replace(blind, traced=()), dataclasses.replace(blind, complete=False)):

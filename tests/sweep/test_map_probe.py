@@ -12,11 +12,13 @@ does not measure, or fork; not those that start a thread or a child it measures.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from mutation_sweep import import_probe
+from mutation_sweep import map_probe
 from mutation_sweep.runners import warm
 from mutation_sweep.runners.compiled_builds import SWITCH_ENV
 from mutation_sweep.runners.forked import Job
@@ -58,9 +60,16 @@ at_import()
 """
 LATE = "from pkg import mod\n\nmod.at_preload()\n"
 CONFTEST = """\
+import shutil
+import subprocess
+
 import pytest
 
 from pkg import mod
+
+# outside any test, a native program with an environment of its own, as ctypes.util.find_library starts
+# ldconfig: it runs no Python, so the map stays complete
+subprocess.run([shutil.which("true")], env={"LC_ALL": "C"}, check=True)
 
 
 @pytest.fixture(autouse=True)
@@ -160,11 +169,11 @@ def test_the_tests_coverage_cannot_follow_are_named(run: tuple[Path, Path, Path,
         "tests/test_blind.py::test_own_tracer",
         "tests/test_blind.py::test_unmeasured_child",
     )
-    assert import_probe.complete(scratch / IMPORTS)
-    why = import_probe.blind(scratch / IMPORTS)
-    assert why["tests/test_blind.py::test_own_tracer"] == (import_probe.OWN_TRACER,)
-    assert why["tests/test_blind.py::test_unmeasured_child"] == (import_probe.UNMEASURED_CHILD,)
-    assert why["tests/test_blind.py::test_forks"] == (import_probe.FORKS,)
+    assert map_probe.complete(scratch / IMPORTS)
+    why = map_probe.blind(scratch / IMPORTS)
+    assert why["tests/test_blind.py::test_own_tracer"] == (map_probe.OWN_TRACER,)
+    assert why["tests/test_blind.py::test_unmeasured_child"] == (map_probe.UNMEASURED_CHILD,)
+    assert why["tests/test_blind.py::test_forks"] == (map_probe.FORKS,)
 
 
 def test_a_process_that_ran_tests_and_could_not_say_leaves_it_to_coverage(tmp_path: Path) -> None:
@@ -178,17 +187,17 @@ def test_a_process_that_ran_tests_and_could_not_say_leaves_it_to_coverage(tmp_pa
     controller: dict[str, object] = {"collected": [], "by_test": {}, "before_tests": None, "ran": False}
     Path(f"{out}.1").write_text(json.dumps(said), encoding="utf-8")
     Path(f"{out}.2").write_text(json.dumps(controller), encoding="utf-8")
-    assert import_probe.before_tests(out) == {"/p/pkg/mod.py": frozenset({2})}
+    assert map_probe.before_tests(out) == {"/p/pkg/mod.py": frozenset({2})}
     other: dict[str, object] = {**said, "before_tests": {"/p/pkg/mod.py": [5], "/p/pkg/b.py": [1]}}
     Path(f"{out}.4").write_text(json.dumps(other), encoding="utf-8")  # another worker: both count
-    assert import_probe.before_tests(out) == {
+    assert map_probe.before_tests(out) == {
         "/p/pkg/mod.py": frozenset({2, 5}),
         "/p/pkg/b.py": frozenset({1}),
     }
     unsure = {**controller, "ran": True}
     Path(f"{out}.3").write_text(json.dumps(unsure), encoding="utf-8")
-    assert import_probe.before_tests(out) is None
-    assert import_probe.before_tests(tmp_path / "nothing") is None
+    assert map_probe.before_tests(out) is None
+    assert map_probe.before_tests(tmp_path / "nothing") is None
 
 
 def test_a_map_is_complete_only_where_every_process_said_what_it_saw(tmp_path: Path) -> None:
@@ -197,11 +206,11 @@ def test_a_map_is_complete_only_where_every_process_said_what_it_saw(tmp_path: P
     for pid in ("11", "12"):
         Path(f"{out}-started.{pid}").write_text("", encoding="utf-8")
     Path(f"{out}.11").write_text(json.dumps(said), encoding="utf-8")
-    assert not import_probe.complete(out)  # a worker that started its tests and never wrote: it crashed
+    assert not map_probe.complete(out)  # a worker that started its tests and never wrote: it crashed
     Path(f"{out}.12").write_text(json.dumps(said), encoding="utf-8")
-    assert import_probe.complete(out)
+    assert map_probe.complete(out)
     Path(f"{out}.13").write_text(json.dumps({**said, "blind_outside": True}), encoding="utf-8")
-    assert not import_probe.complete(out)  # a tracer set, or a process started, in no test
+    assert not map_probe.complete(out)  # a tracer set, or a process started, in no test
 
 
 class _Server:
@@ -229,12 +238,35 @@ def test_a_woven_mutant_is_switched_on_for_the_interpreters_its_tests_start_too(
 
 
 def test_what_no_test_can_be_named_for_is_noted_apart() -> None:
-    probe = import_probe.ImportProbe.__new__(import_probe.ImportProbe)  # no audit hook for this process
-    probe.watch, probe.blind, probe.blind_outside, probe.folder = import_probe._Watch("pkg"), {}, False, None
+    probe = map_probe.MapProbe.__new__(map_probe.MapProbe)  # no audit hook for this process
+    probe.watch, probe.blind, probe.blind_outside, probe.folder = map_probe._Watch("pkg"), {}, False, None
     probe._audit("os.fork", ())
     assert probe.blind_outside
     assert probe.blind == {}
     probe.watch.test = "tests/test_a.py::test_x"
     probe._audit("os.forkpty", ())
     probe._audit("subprocess.Popen", ("python", ["python"], None, None))  # the environment inherited
-    assert probe.blind == {"tests/test_a.py::test_x": {import_probe.FORKS}}
+    assert probe.blind == {"tests/test_a.py::test_x": {map_probe.FORKS}}
+
+
+def test_only_a_child_that_may_run_python_is_unmeasured(tmp_path: Path) -> None:
+    native = shutil.which("true")
+    assert native is not None
+    script = tmp_path / "tool"
+    script.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    assert map_probe.may_run_python(sys.executable)
+    assert map_probe.may_run_python(os.fsencode(sys.executable))
+    assert not map_probe.may_run_python(native)
+    assert not map_probe.may_run_python("true")  # found on PATH
+    interpreter = tmp_path / "interp"
+    interpreter.symlink_to(os.path.realpath(sys.executable))
+    assert map_probe.may_run_python(str(interpreter))  # an interpreter by another name
+    for runs_another in ("sh", "/usr/bin/env", str(script), str(tmp_path / "missing"), None):
+        assert map_probe.may_run_python(runs_another), runs_another
+    probe = map_probe.MapProbe.__new__(map_probe.MapProbe)  # no audit hook for this process
+    probe.watch, probe.blind, probe.blind_outside, probe.folder = map_probe._Watch("pkg"), {}, False, None
+    probe._audit("subprocess.Popen", (native, [native], None, {"LC_ALL": "C"}))
+    probe._audit("os.posix_spawn", (native, [native], {"LC_ALL": "C"}))
+    assert not probe.blind_outside
+    probe._audit("os.posix_spawn", (sys.executable, [sys.executable], {"LC_ALL": "C"}))
+    assert probe.blind_outside

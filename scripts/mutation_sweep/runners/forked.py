@@ -67,6 +67,8 @@ class Job:
     built: Path | None = None
     switch: int | None = None
     timeout_scale: float = 1.0  # a job that runs the whole suite on purpose may take this many times longer
+    # what its longest phase's tests took in the map's run: a phase may take a multiple of it (``limit_s``)
+    expected_s: float = 0.0
     # may run in a warm session instead (``runners.warm``): it changes one function's body, and none of its
     # lines ran before the first test (at import, while collecting), where a swap after import would be late
     warm: bool = False
@@ -79,6 +81,16 @@ class Job:
     readers: tuple[str, ...] = ()  # a ``(STATE,)`` phase's: run where the state is the same but lines moved
     collected: tuple[str, ...] = ()  # the package's modules the suite's collection leaves imported
     found: tuple[str, ...] = ()  # what each comparison found ("python: the same"), for the result
+
+
+# A phase may take this many times what its tests took in the map's run (under coverage) before it is a
+# timeout, which counts as a kill: a loaded machine must not turn a survivor into a kill.
+EXPECTED_MARGIN = 2.0
+
+
+def limit_s(job: Job, timeout_s: float) -> float:
+    """The seconds a phase of ``job`` may take: the configured limit times its scale, or more (above)."""
+    return max(timeout_s * job.timeout_scale, EXPECTED_MARGIN * job.expected_s)
 
 
 class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -268,12 +280,12 @@ def run(
                     out = Path(tmp, f"{job.mutant.id}-{next(_serial)}")
                     pid = _spawn(job, root, pytest_args, out)
                     running[pid] = _Running(job, time.monotonic(), os.pidfd_open(pid), out)
-                deadline = min(r.started + timeout_s * r.job.timeout_scale for r in running.values())
+                deadline = min(r.started + limit_s(r.job, timeout_s) for r in running.values())
                 fds = [r.fd for r in running.values()]
                 ready, _, _ = select.select(fds, [], [], max(0.0, deadline - time.monotonic()))
                 now = time.monotonic()
                 for pid, child in list(running.items()):
-                    verdict = _reap(pid, child, ready, now, timeout_s * child.job.timeout_scale)
+                    verdict = _reap(pid, child, ready, now, limit_s(child.job, timeout_s))
                     if verdict is None:
                         continue
                     del running[pid]

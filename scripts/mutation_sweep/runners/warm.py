@@ -92,7 +92,7 @@ def _judge(server: WarmServer, where: Path, job: forked.Job, trust: _Trust, time
     started = time.monotonic()
     while True:
         tests = job.suite_order if job.tests == (SUITE,) else job.tests
-        limit = timeout_s * job.timeout_scale
+        limit = forked.limit_s(job, timeout_s)
         code, output = _run(server, job, tests, limit)
         took = round(job.spent + time.monotonic() - started, 3)
         if code is None:

@@ -1,5 +1,8 @@
-"""pytest plugin for the sweep's map: which of the package's modules the collection left imported, and which
-tests import one of them (afresh, or for the first time) while they run.
+"""pytest plugin for the sweep's map, in each process of its run: what the package's imports were, the lines
+run before the first test, and the tests whose reach coverage cannot see.
+
+Which of the package's modules the collection left imported, and which tests import one of them
+(afresh, or for the first time) while they run.
 
 A mutant of code run at import whose package looks the same once imported (``import_state``) can be told
 apart only by a test that runs that code again; coverage cannot always say which (a test under a tracer
@@ -28,6 +31,8 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import re
+import shutil
 import sys
 import threading
 import types
@@ -47,6 +52,11 @@ COVERAGE_CHILD_ENV = "COVERAGE_PROCESS_CONFIG"
 OWN_TRACER = "sets a tracer of its own"
 UNMEASURED_CHILD = "starts a process coverage does not measure"
 FORKS = "forks"
+_PYTHON = re.compile(r"(python|pypy)")
+# programs that run another program, which may be Python
+_LAUNCHERS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "env", "nice", "nohup", "timeout", "stdbuf", "xargs", "sudo", "time"}
+)
 
 
 class _Watch(importlib.abc.MetaPathFinder):
@@ -63,7 +73,7 @@ class _Watch(importlib.abc.MetaPathFinder):
         return None  # the finders after it import the module as ever
 
 
-class ImportProbe:
+class MapProbe:
     def __init__(self, package: str, out: Path) -> None:
         self.watch = _Watch(package)
         self.out = out
@@ -147,7 +157,7 @@ class ImportProbe:
 def pytest_configure(config: pytest.Config) -> None:
     out, package = os.environ.get(OUT_ENV), os.environ.get(PACKAGE_ENV)
     if out and package:
-        config.pluginmanager.register(ImportProbe(package, Path(out)), "sweep-import-probe")
+        config.pluginmanager.register(MapProbe(package, Path(out)), "sweep-map-probe")
 
 
 def _blind_by(event: str, args: tuple[object, ...]) -> str:
@@ -156,11 +166,34 @@ def _blind_by(event: str, args: tuple[object, ...]) -> str:
         return OWN_TRACER
     if event in ("subprocess.Popen", "os.posix_spawn"):
         env = args[3] if event == "subprocess.Popen" else args[2]
-        if isinstance(env, Mapping) and not any(str(k) == COVERAGE_CHILD_ENV for k in env):
+        unmeasured = isinstance(env, Mapping) and not any(str(k) == COVERAGE_CHILD_ENV for k in env)
+        if unmeasured and may_run_python(args[0] if args else None):
             return UNMEASURED_CHILD
     if event in ("os.fork", "os.forkpty"):
         return FORKS
     return ""
+
+
+def may_run_python(program: object) -> bool:
+    """Whether a process started as ``program`` may run Python, and so the package: an interpreter, a
+    script (whatever its first line names), a shell or a launcher of another program, or what cannot be
+    found or read. A native program found on disk runs none: ``ctypes.util.find_library`` starts
+    ``ldconfig`` with an environment of its own while cuda-bindings is imported, outside any test."""
+    try:
+        name = os.fsdecode(program)  # type: ignore[arg-type]
+    except TypeError:
+        return True
+    if os.path.basename(name) in _LAUNCHERS:
+        return True
+    path = name if os.sep in name else shutil.which(name)
+    try:
+        with open(path or name, "rb") as file:
+            head = file.read(4)
+    except OSError:
+        return True
+    if head != b"\x7fELF":
+        return True  # a script, or a format this cannot read
+    return bool(_PYTHON.match(os.path.basename(os.path.realpath(path or name))))  # a link to an interpreter
 
 
 def _coverage_sets_it() -> bool:

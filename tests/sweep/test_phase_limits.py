@@ -1,0 +1,116 @@
+"""A phase's time limit follows what its tests took in the map's run: a slow machine makes no kill."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from mutation_sweep import jobs, select_tests, selection
+from mutation_sweep.generate import Generated
+from mutation_sweep.runners import forked
+from mutation_sweep.select_tests import SUITE
+from mutation_sweep.work_item import Mutant
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_phase_may_take_a_multiple_of_what_its_tests_took_in_the_map() -> None:
+    mutant = Mutant("pkg/mod.py", "f", "replace-value", "1", "2", 1, 1)
+    job = forked.Job(mutant, "pkg.mod", "", ("t::a",), timeout_scale=2.0)
+    assert forked.limit_s(job, 10.0) == 20.0
+    slow = forked.Job(mutant, "pkg.mod", "", ("t::a",), timeout_scale=2.0, expected_s=30.0)
+    assert forked.limit_s(slow, 10.0) == forked.EXPECTED_MARGIN * 30.0
+
+
+def test_each_job_carries_the_seconds_of_its_longest_phase(tmp_path: Path) -> None:
+    (tmp_path / "guard_lib").mkdir()
+    (tmp_path / "guard_lib" / "a.py").write_text("def f():\n    a = 1\n    b = 2\n", encoding="utf-8")
+
+    def mutant(line: int, *, at_import: bool = False) -> Mutant:
+        return Mutant("guard_lib/a.py", "f", "replace-value", "1", "2", line, line, at_import=at_import)
+
+    body, header = mutant(2), mutant(3, at_import=True)
+    made_of = [body, header]
+    generated = Generated(made_of, {m.id: "" for m in made_of}, Counter(), {})
+    mapping = select_tests.TestMap(
+        {"guard_lib/a.py": {2: ("t.py::a", "t.py::b"), 3: ("t.py::a",)}},
+        ("t.py", "u.py"),
+        ("u.py::traced",),
+        {"t.py::a": 1.0, "t.py::b": 2.0, "u.py::traced": 5.0, "t.py": 3.0, "u.py": 9.0},
+    )
+    made, _ = jobs.make(
+        made_of, generated, root=tmp_path, files=[], mapping=mapping, scratch=tmp_path, parallel=1
+    )
+    expected = {j.mutant.line: j.expected_s for j in made}
+    # the body's own tests take 3 s, the traced one 5 s; what runs at import may go on to the suite (12 s)
+    assert expected == {2: 5.0, 3: 12.0}
+    assert selection.phase_seconds(mapping, (SUITE,)) == 12.0
+    # where the map saw what the collection imports, what runs at import is proven by its state, whose
+    # difference sends it to the suite as well
+    proving = dataclasses.replace(mapping, collected=("guard_lib", "guard_lib.a"))
+    [proof] = jobs.make(
+        [header], generated, root=tmp_path, files=[], mapping=proving, scratch=tmp_path, parallel=1
+    )[0]
+    assert proof.then_state
+    assert proof.expected_s == 12.0
+    # a test the map did not time costs its whole file
+    assert selection.phase_seconds(mapping, ("u.py::untimed",)) == 9.0
+
+
+# A fresh interpreter: the runners fork, which a forking pytest process would confuse.
+PROGRAM = """
+import json, sys
+from pathlib import Path
+from mutation_sweep.runners import forked, warm
+from mutation_sweep.work_item import Mutant
+
+root = Path(sys.argv[1])
+source = (root / "pkg" / "mod.py").read_text().replace("x * 2", "x * 3")
+
+def job(new, expected, fit):
+    mutant = Mutant("pkg/mod.py", "double", "replace-value", "2", new, 2, 2)
+    return forked.Job(
+        mutant, "pkg.mod", source, ("tests/test_a.py::test_slowly",), ("tests/test_a.py",),
+        warm=fit, expected_s=expected,
+    )
+
+jobs = [job("3", 0.0, False), job("4", 3.0, False), job("5", 0.0, True), job("6", 3.0, True)]
+results = warm.run(jobs, root, ["tests", "-q"], parallel=1, timeout_s=0.5, preload=(), on_result=print)
+print(json.dumps({r.mutant.mutated: r.verdict for r in results}))
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "mod.py").write_text("def double(x):\n    return x * 2\n", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text(
+        "import time\n\nfrom pkg import mod\n\n\n"
+        "def test_slowly():\n    time.sleep(1.5)\n    mod.double(1)\n",
+        encoding="utf-8",
+    )
+    return tmp_path
+
+
+def test_a_slow_phase_within_its_maps_time_survives_forked_and_warm(project: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, str(project)],
+        cwd=project,
+        env={"PYTHONPATH": f"{project}:{ROOT / 'scripts'}", "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    # 1.5 s of test: past the configured 0.5 s, within twice the 3 s the map measured
+    assert found == {"3": "timeout", "4": "survived", "5": "timeout", "6": "survived"}
