@@ -29,7 +29,9 @@ from ..work_item import Mutant
 
 log = logging.getLogger("mutation_sweep")
 # Cython names the file, line and column of each error: "guard_lib/_core.pyx:123:8: ..."
-_ERROR = re.compile(r"(?P<file>[\w./-]+\.pyx):(?P<line>\d+):\d+: (?P<what>.*)")
+# An error's position starts its line; a warning's ("warning: file:line:col: Unreachable code") builds,
+# and must refuse no mutant.
+_ERROR = re.compile(r"^(?P<file>[\w./-]+\.pyx):(?P<line>\d+):\d+: (?P<what>.*)", re.MULTILINE)
 _BRANCH = re.compile(rf"(?P<indent>\s*)(?:el)?if {SWITCH} == (?P<number>\d+):")
 _ATTEMPTS = 8
 NOT_BUILT = "Cython refuses it"
