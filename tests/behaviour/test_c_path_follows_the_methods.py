@@ -300,3 +300,15 @@ def test_an_unmade_borrows_attribute_error_names_its_type_as_python_does(module:
     with pytest.raises(AttributeError) as caught:
         unmade().__enter__()
     assert str(caught.value) == str(pythons.value)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_method_replaced_inside_the_block_puts_the_thread_back_where_the_caller_was(kind: str) -> None:
+    # The offer no longer stands at the restore: the core restores through the new method, to the
+    # device the caller was on, which here is not device 0.
+    rt = _Open(4)
+    rt.set_device(2)
+    with device(1, runtime=rt):
+        assert rt.current_device == 1
+        setattr(rt, kind, _Stand(kind, rt))
+    assert rt.current_device == 2
