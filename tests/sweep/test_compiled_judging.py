@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from .programs import answer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,16 +50,7 @@ print(json.dumps({
 def test_a_compiled_mutant_is_killed_with_its_switch_on_even_at_import_and_one_cython_refuses_is_set_aside(
     tmp_path: Path,
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", PROGRAM, str(ROOT), str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = answer(PROGRAM, [str(ROOT), str(tmp_path)], cwd=ROOT, timeout=600)
     assert isinstance(found["switch"], int)
     # the same build, the same tests: red with the mutant's switch on, green with none on
     assert sorted(found["by_switch"].values()) == ["killed", "survived"]

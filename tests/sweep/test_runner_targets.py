@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from .programs import answer, beside
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,17 +45,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_a_mutant_runs_only_its_tests_and_the_suite_only_when_asked(project: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", PROGRAM, str(project)],
-        cwd=project,
-        env={"PYTHONPATH": f"{project}:{ROOT / 'scripts'}", "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = answer(PROGRAM, [str(project)], cwd=project, env=beside(project, "/usr/bin:/bin"))
     # The test that reaches nothing of the mutant passes; test_b, under the configured "tests", is not run.
     assert found["reached"] == "survived"
     assert found["suite"] == "killed"
