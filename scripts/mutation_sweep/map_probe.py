@@ -31,8 +31,6 @@ import importlib.abc
 import importlib.util
 import json
 import os
-import re
-import shutil
 import sys
 import threading
 import types
@@ -52,11 +50,9 @@ COVERAGE_CHILD_ENV = "COVERAGE_PROCESS_CONFIG"
 OWN_TRACER = "sets a tracer of its own"
 UNMEASURED_CHILD = "starts a process coverage does not measure"
 FORKS = "forks"
-_PYTHON = re.compile(r"(python|pypy)")
-# programs that run another program, which may be Python
-_LAUNCHERS = frozenset(
-    {"sh", "bash", "dash", "zsh", "ksh", "env", "nice", "nohup", "timeout", "stdbuf", "xargs", "sudo", "time"}
-)
+# what ctypes.util.find_library runs: ldconfig (Ubuntu's is a script around ldconfig.real), a C compiler
+# and the linker, objdump
+_LIBRARY_TOOLS = frozenset({"ldconfig", "ldconfig.real", "gcc", "cc", "ld", "objdump"})
 
 
 class _Watch(importlib.abc.MetaPathFinder):
@@ -175,25 +171,15 @@ def _blind_by(event: str, args: tuple[object, ...]) -> str:
 
 
 def may_run_python(program: object) -> bool:
-    """Whether a process started as ``program`` may run Python, and so the package: an interpreter, a
-    script (whatever its first line names), a shell or a launcher of another program, or what cannot be
-    found or read. A native program found on disk runs none: ``ctypes.util.find_library`` starts
-    ``ldconfig`` with an environment of its own while cuda-bindings is imported, outside any test."""
+    """Whether a process started as ``program`` may run Python, and so the package: any program but the
+    tools ``ctypes.util.find_library`` starts, with an environment of their own, to find a library (it
+    runs ``ldconfig`` while cuda-bindings is imported, outside any test). A launcher, a shell or a
+    wrapper script may start Python, so only these named tools are let through."""
     try:
         name = os.fsdecode(program)  # type: ignore[arg-type]
     except TypeError:
         return True
-    if os.path.basename(name) in _LAUNCHERS:
-        return True
-    path = name if os.sep in name else shutil.which(name)
-    try:
-        with open(path or name, "rb") as file:
-            head = file.read(4)
-    except OSError:
-        return True
-    if head != b"\x7fELF":
-        return True  # a script, or a format this cannot read
-    return bool(_PYTHON.match(os.path.basename(os.path.realpath(path or name))))  # a link to an interpreter
+    return os.path.basename(name) not in _LIBRARY_TOOLS
 
 
 def _coverage_sets_it() -> bool:

@@ -312,3 +312,27 @@ def test_a_method_replaced_inside_the_block_puts_the_thread_back_where_the_calle
         assert rt.current_device == 1
         setattr(rt, kind, _Stand(kind, rt))
     assert rt.current_device == 2
+
+
+class _Plain(SimulatedRuntime):
+    """Offers no C entry points, and counts how often it is asked for them."""
+
+    __slots__ = ("asked",)
+
+    def __init__(self, device_count: int) -> None:
+        super().__init__(device_count)
+        self.asked = 0
+
+    def c_entry_points(self) -> None:
+        self.asked += 1
+
+
+def test_a_runtime_that_offers_nothing_is_asked_once_not_at_every_borrow() -> None:
+    # Asking is a call into Python on every borrow: the core remembers the last runtime that offered
+    # nothing (the reference never asks).
+    rt = _Plain(2)
+    for _ in range(3):
+        with device(1, runtime=rt):
+            assert rt.current_device == 1
+    assert rt.asked == (1 if COMPILED else 0)
+    assert rt.current_device == 0

@@ -12,8 +12,6 @@ does not measure, or fork; not those that start a thread or a child it measures.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -60,16 +58,9 @@ at_import()
 """
 LATE = "from pkg import mod\n\nmod.at_preload()\n"
 CONFTEST = """\
-import shutil
-import subprocess
-
 import pytest
 
 from pkg import mod
-
-# outside any test, a native program with an environment of its own, as ctypes.util.find_library starts
-# ldconfig: it runs no Python, so the map stays complete
-subprocess.run([shutil.which("true")], env={"LC_ALL": "C"}, check=True)
 
 
 @pytest.fixture(autouse=True)
@@ -78,6 +69,7 @@ def _around():
     yield
 """
 TESTS = f"""\
+import ctypes.util
 import os
 import subprocess
 import threading
@@ -85,6 +77,11 @@ import threading
 import pytest
 
 from pkg import mod
+
+# while collecting, outside any test: the tools ctypes.util.find_library starts with an environment of
+# their own (ldconfig, a compiler) run no Python, so the map stays complete
+ctypes.util.find_library("c")
+ctypes.util.find_library("no-such-library-anywhere")
 
 
 @pytest.mark.parametrize("case", range(6))  # each worker of two runs a test after its first one
@@ -249,24 +246,24 @@ def test_what_no_test_can_be_named_for_is_noted_apart() -> None:
     assert probe.blind == {"tests/test_a.py::test_x": {map_probe.FORKS}}
 
 
-def test_only_a_child_that_may_run_python_is_unmeasured(tmp_path: Path) -> None:
-    native = shutil.which("true")
-    assert native is not None
-    script = tmp_path / "tool"
-    script.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
-    assert map_probe.may_run_python(sys.executable)
-    assert map_probe.may_run_python(os.fsencode(sys.executable))
-    assert not map_probe.may_run_python(native)
-    assert not map_probe.may_run_python("true")  # found on PATH
-    interpreter = tmp_path / "interp"
-    interpreter.symlink_to(os.path.realpath(sys.executable))
-    assert map_probe.may_run_python(str(interpreter))  # an interpreter by another name
-    for runs_another in ("sh", "/usr/bin/env", str(script), str(tmp_path / "missing"), None):
-        assert map_probe.may_run_python(runs_another), runs_another
+def test_only_the_tools_that_find_a_library_are_taken_to_run_no_python(tmp_path: Path) -> None:
+    for tool in ("/sbin/ldconfig", "ldconfig.real", b"/usr/bin/gcc", Path("/usr/bin/objdump"), "ld", "cc"):
+        assert not map_probe.may_run_python(tool), tool
+    # a launcher, a shell, a wrapper or an interpreter may start Python; so may what cannot be named
+    for other in (
+        sys.executable,
+        "true",
+        "/bin/sh",
+        "uv",
+        "nvidia-smi",
+        str(tmp_path / "ldconfig-like"),
+        None,
+    ):
+        assert map_probe.may_run_python(other), other
     probe = map_probe.MapProbe.__new__(map_probe.MapProbe)  # no audit hook for this process
     probe.watch, probe.blind, probe.blind_outside, probe.folder = map_probe._Watch("pkg"), {}, False, None
-    probe._audit("subprocess.Popen", (native, [native], None, {"LC_ALL": "C"}))
-    probe._audit("os.posix_spawn", (native, [native], {"LC_ALL": "C"}))
+    probe._audit("subprocess.Popen", ("/sbin/ldconfig", ["/sbin/ldconfig", "-p"], None, {"LC_ALL": "C"}))
+    probe._audit("os.posix_spawn", ("/usr/bin/gcc", ["gcc"], {"LC_ALL": "C"}))
     assert not probe.blind_outside
     probe._audit("os.posix_spawn", (sys.executable, [sys.executable], {"LC_ALL": "C"}))
     assert probe.blind_outside

@@ -73,24 +73,24 @@ class Job:
     # lines ran before the first test (at import, while collecting), where a swap after import would be late
     warm: bool = False
     # A mutant of code run at import: (implementation, tests, readers) in order. For each, what the import
-    # leaves behind is compared with the unmutated package's (the phase ``(STATE,)``). Where it is the
-    # same, only ``tests`` run there (those that run the code again), and ``readers`` (the tests under a
-    # tracer of their own, which read line numbers) where lines moved; where not, the whole suite does,
-    # there and on any implementation after it.
+    # leaves is compared with the unmutated package's (phase ``(STATE,)``): the same, only ``tests`` run
+    # (those that run the code again), and ``readers`` (tests under a tracer of their own, which read line
+    # numbers) where lines moved; else the whole suite, there and on any implementation after it.
     then_state: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
     readers: tuple[str, ...] = ()  # a ``(STATE,)`` phase's: run where the state is the same but lines moved
     collected: tuple[str, ...] = ()  # the package's modules the suite's collection leaves imported
     found: tuple[str, ...] = ()  # what each comparison found ("python: the same"), for the result
 
 
-# A phase may take this many times what its tests took in the map's run (under coverage) before it is a
-# timeout, which counts as a kill: a loaded machine must not turn a survivor into a kill.
-EXPECTED_MARGIN = 2.0
+# A timeout counts as a kill: a phase may take twice what its job's longest phase took in the map's
+# run (under coverage), so load makes no kill; never past the whole suite's, so a hang waits no longer.
+EXPECTED_MARGIN, EXPECTED_CAP_SCALE = 2.0, 4.0
 
 
 def limit_s(job: Job, timeout_s: float) -> float:
     """The seconds a phase of ``job`` may take: the configured limit times its scale, or more (above)."""
-    return max(timeout_s * job.timeout_scale, EXPECTED_MARGIN * job.expected_s)
+    expected = min(EXPECTED_MARGIN * job.expected_s, EXPECTED_CAP_SCALE * timeout_s)
+    return max(timeout_s * job.timeout_scale, expected)
 
 
 class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
