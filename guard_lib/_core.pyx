@@ -103,8 +103,8 @@ cdef extern from *:
 cdef extern from *:
     """
     /* How obj.name is bound, as the generic attribute lookup finds it, read without running any Python.
-       guard_lib_binding answers what it is bound to: a pointer to compare, not to use (the object or its
-       class still holds it); NULL, with no error set, where it cannot be known so (a class with an
+       guard_lib_binding answers what it is bound to: a borrowed pointer, to compare at once or hold before
+       anything else runs (the object or its class holds it only until then); NULL, with no error set, where it cannot be known so (a class with an
        attribute lookup of its own, a data descriptor other than a slot) or where there is none. `kind`
        says where it was found, and `offset` where a slot is. */
     #include <structmember.h>
@@ -119,25 +119,30 @@ cdef extern from *:
     #endif
     static PyObject *guard_lib_binding(PyObject *obj, PyObject *name, int *kind, Py_ssize_t *offset) {
         PyTypeObject *type = Py_TYPE(obj);
+        PyObject *dict = NULL, *value = NULL, *found;
         *kind = GUARD_LIB_UNKNOWN;
         if (type->tp_getattro != PyObject_GenericGetAttr) return NULL;
-        PyObject *found = _PyType_Lookup(type, name);
+        /* What may allocate, or run Python (a key's __eq__), comes first: a collection there may run a
+           finaliser that replaces what is read after it. */
+        if (type->tp_dictoffset != 0) {
+            dict = PyObject_GenericGetDict(obj, NULL);
+            if (dict == NULL) { PyErr_Clear(); return NULL; }
+            value = PyDict_GetItemWithError(dict, name);
+            Py_DECREF(dict);  /* the object holds it */
+            if (value == NULL && PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+        }
+        found = _PyType_Lookup(type, name);
         if (found != NULL && Py_TYPE(found)->tp_descr_set != NULL) {
             if (!Py_IS_TYPE(found, &PyMemberDescr_Type)) return NULL;
             PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
             if (member->type != GUARD_LIB_T_OBJECT_EX) return NULL;
-            PyObject *value = *(PyObject **)((char *)obj + member->offset);
-            if (value == NULL) return NULL;
+            PyObject *held = *(PyObject **)((char *)obj + member->offset);
+            if (held == NULL) return NULL;
             *kind = GUARD_LIB_SLOT;
             *offset = member->offset;
-            return value;
+            return held;
         }
-        if (type->tp_dictoffset != 0) {
-            PyObject *dict = PyObject_GenericGetDict(obj, NULL);
-            if (dict == NULL) { PyErr_Clear(); return NULL; }
-            PyObject *value = PyDict_GetItemWithError(dict, name);
-            Py_DECREF(dict);
-            if (value == NULL && PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+        if (dict != NULL) {
             *kind = GUARD_LIB_DICT;
             return value != NULL ? value : found;
         }
@@ -210,6 +215,8 @@ cdef inline bint _still_offered(_Entry entry, object runtime) noexcept:
 
 
 cdef bint _look_again(_Entry entry, object runtime) noexcept:
+    # The version first: a change while the methods are read then shows as another version.
+    cdef unsigned int version = _type_version(runtime)
     cdef int kind_get = _UNKNOWN
     cdef int kind_set = _UNKNOWN
     cdef Py_ssize_t offset_get = 0
@@ -220,16 +227,16 @@ cdef bint _look_again(_Entry entry, object runtime) noexcept:
         return False
     entry.kind_get, entry.offset_get = kind_get, offset_get
     entry.kind_set, entry.offset_set = kind_set, offset_set
-    entry.type_version = _type_version(runtime)
+    entry.type_version = version
     return True
 
 
-cdef object _held(PyObject *bound, bint *weak):
+cdef object _held(object bound, bint *weak):
     try:
-        held = PyWeakref_NewRef(<object>bound, None)
+        held = PyWeakref_NewRef(bound, None)
         weak[0] = True
     except TypeError:
-        held = <object>bound
+        held = bound
         weak[0] = False
     return held
 
@@ -325,24 +332,33 @@ cdef inline _Entry _entry_of(object runtime):
 
 cdef _Entry _look_up_entry(object runtime):
     global _last_entry, _last_plain, _last_plain_type
-    cdef void *get_device = NULL
-    cdef void *set_device = NULL
-    try:
-        capsules = runtime.c_entry_points()
-        if capsules is not None:
-            get_device = _pointer(capsules[0], _GET_SIGNATURE)
-            set_device = _pointer(capsules[1], _SET_SIGNATURE)
-    except BaseException:
-        # The reference never asks: an offer that cannot be read, or raises, is as none, and no borrow
-        # may fail for it.
-        get_device = set_device = NULL
+    # The methods are read, and held, before the runtime is asked: its offer speaks for them as they were
+    # then, and whatever runs after (the asking, a finaliser at any allocation) may replace them. The
+    # version is read before both, so that a change of the class in between shows.
+    cdef unsigned int version = _type_version(runtime)
     cdef int kind_get = _UNKNOWN
     cdef int kind_set = _UNKNOWN
     cdef Py_ssize_t offset_get = 0
     cdef Py_ssize_t offset_set = 0
-    cdef PyObject *bound_get = _binding(runtime, "get_device", &kind_get, &offset_get)
-    cdef PyObject *bound_set = _binding(runtime, "set_device", &kind_set, &offset_set)
-    if get_device == NULL or set_device == NULL or bound_get == NULL or bound_set == NULL:
+    cdef PyObject *bound = _binding(runtime, "get_device", &kind_get, &offset_get)
+    bound_get = None if bound == NULL else <object>bound
+    cdef bint known = bound != NULL
+    bound = _binding(runtime, "set_device", &kind_set, &offset_set)
+    bound_set = None if bound == NULL else <object>bound
+    known = known and bound != NULL
+    cdef void *get_device = NULL
+    cdef void *set_device = NULL
+    if known:
+        try:
+            capsules = runtime.c_entry_points()
+            if capsules is not None:
+                get_device = _pointer(capsules[0], _GET_SIGNATURE)
+                set_device = _pointer(capsules[1], _SET_SIGNATURE)
+        except BaseException:
+            # The reference never asks: an offer that cannot be read, or raises, is as none, and no borrow
+            # may fail for it.
+            get_device = set_device = NULL
+    if get_device == NULL or set_device == NULL:
         _last_plain = <size_t><PyObject *>runtime
         _last_plain_type = type(runtime)
         return None
@@ -351,7 +367,7 @@ cdef _Entry _look_up_entry(object runtime):
     entry.bound_set = _held(bound_set, &entry.weak_set)
     entry.kind_get, entry.offset_get = kind_get, offset_get
     entry.kind_set, entry.offset_set = kind_set, offset_set
-    entry.type_version = _type_version(runtime)
+    entry.type_version = version
     entry.get_device = <_get_device_f>get_device
     entry.set_device = <_set_device_f>set_device
     try:

@@ -336,3 +336,25 @@ def test_a_runtime_that_offers_nothing_is_asked_once_not_at_every_borrow() -> No
             assert rt.current_device == 1
     assert rt.asked == (1 if COMPILED else 0)
     assert rt.current_device == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_runtime_whose_method_only_python_can_read_is_never_asked_for_entry_points(kind: str) -> None:
+    # An offer stands for the methods as the core read them; one it cannot read without running Python
+    # (here a property) leaves nothing to check the offer against, so asking would be a call into Python
+    # for nothing (the reference never asks).
+    asked: list[str] = []
+
+    def give(self: SimulatedRuntime) -> Callable[..., Any]:
+        return functools.partial(getattr(SimulatedRuntime, kind), self)
+
+    def c_entry_points(self: EntryPointRuntime) -> tuple[object, object]:
+        asked.append(kind)
+        return EntryPointRuntime.c_entry_points(self)
+
+    namespace = {"__slots__": (), kind: property(give), "c_entry_points": c_entry_points}
+    rt = type("Giving", (EntryPointRuntime,), namespace)(2)
+    for _ in range(2):
+        with device(1, runtime=rt):
+            assert rt.current_device == 1
+    assert (asked, rt.c_calls, rt.current_device) == ([], [], 0)
