@@ -98,9 +98,15 @@ def make(
         proof = None if is_cython(m.file) else _state_proof(m, chosen.tests, module, mapping, then_compiled)
         scale, expected = chosen.timeout_scale, chosen.expected_s
         if proof is not None:
-            order = mapping.suite_order
-            proof = dataclasses.replace(proof, source=source, suite_order=order, timeout_scale=scale)
-            jobs.append(dataclasses.replace(proof, expected_s=expected))
+            jobs.append(
+                dataclasses.replace(
+                    proof,
+                    source=source,
+                    suite_order=mapping.suite_order,
+                    timeout_scale=scale,
+                    expected_s=expected,
+                )
+            )
             continue
         jobs.append(
             forked.Job(

@@ -273,13 +273,13 @@ def tests_for(mapping: TestMap, file: str, lines: range) -> tuple[str, ...]:
     return quickest(mapping, found) if found else (SUITE,)
 
 
-def quickest(mapping: TestMap, tests: set[str]) -> tuple[str, ...]:
-    def cost(test: str) -> tuple[float, str]:
-        # a test the run did not time costs what its whole file did
-        seconds = mapping.seconds.get(test, mapping.seconds.get(test.split("::", maxsplit=1)[0], 0.0))
-        return seconds, test
+def seconds_of(mapping: TestMap, test: str) -> float:
+    """What ``test`` took in the map's run; a test the run did not time costs what its whole file did."""
+    return mapping.seconds.get(test, mapping.seconds.get(test.split("::", maxsplit=1)[0], 0.0))
 
-    return tuple(sorted(tests, key=cost))
+
+def quickest(mapping: TestMap, tests: set[str]) -> tuple[str, ...]:
+    return tuple(sorted(tests, key=lambda test: (seconds_of(mapping, test), test)))
 
 
 def tests_of(mutant: Mutant, mapping: TestMap, root: Path, files: Sequence[str]) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from critical_harness.warm import body_only
 
 from . import cython_view
 from .generate import is_cython
-from .select_tests import SUITE, TestMap, quickest, tests_of
+from .select_tests import SUITE, TestMap, quickest, seconds_of, tests_of
 from .work_item import Mutant
 
 WHOLE_SUITE_TIMEOUT_SCALE = 4.0
@@ -77,8 +77,7 @@ def phase_seconds(mapping: TestMap, tests: Sequence[str]) -> float:
     """What ``tests`` took in the map's run: the whole suite's files for (SUITE,); a test the run did not
     time counts as its whole file."""
     names = mapping.suite_order if tuple(tests) == (SUITE,) else tests
-    seconds = mapping.seconds
-    return round(sum(seconds.get(t, seconds.get(t.split("::", maxsplit=1)[0], 0.0)) for t in names), 3)
+    return round(sum(seconds_of(mapping, t) for t in names), 3)
 
 
 def module_of(rel: str) -> str:

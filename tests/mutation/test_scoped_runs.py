@@ -104,7 +104,9 @@ def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
         ask(out.stem, options)
         return 0  # selected nothing, so wrote nothing
 
-    for name, run in (("mutmut", mutmut), ("sweep", nothing), ("catalogue", nothing)):
+    # Every engine faked, the core's deletions too: a real one would judge this checkout's own changes.
+    fakes = (("mutmut", mutmut), ("sweep", nothing), ("catalogue", nothing), ("core-deletions", nothing))
+    for name, run in fakes:
         monkeypatch.setitem(engines.ENGINES, name, _engine(name, run))
     config = tmp_path / "mutation_config.toml"
     config.write_text("[gate]\n" + REVIEWED, encoding="utf-8")
@@ -113,7 +115,12 @@ def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
     assert cli.main([*argv, "--store", str(store)]) == 1
     out = capsys.readouterr().out
     asked = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.glob("asked-*")}
-    assert asked == {"asked-mutmut": "HEAD", "asked-sweep": "HEAD", "asked-catalogue": "HEAD"}
+    assert asked == {
+        "asked-mutmut": "HEAD",
+        "asked-sweep": "HEAD",
+        "asked-catalogue": "HEAD",
+        "asked-core-deletions": "HEAD",
+    }
     assert "guard-mutation: mutmut: 3 judged: 1 killed, 1 reviewed equivalent, 1 not killed" in out
     assert "guard-mutation: sweep: nothing needs judging" in out
     # side by side, each engine's own output under its name
