@@ -103,10 +103,10 @@ cdef extern from *:
 cdef extern from *:
     """
     /* How obj.name is bound, as the generic attribute lookup finds it, read without running any Python.
-       guard_lib_binding answers what it is bound to: a borrowed pointer, to compare at once or hold before
-       anything else runs (the object or its class holds it only until then); NULL, with no error set, where it cannot be known so (a class with an
-       attribute lookup of its own, a data descriptor other than a slot) or where there is none. `kind`
-       says where it was found, and `offset` where a slot is. */
+       guard_lib_binding answers what it is bound to, as a new reference; None, with `kind` unknown and no
+       error set, where it cannot be known so (a class with an attribute lookup of its own, a data
+       descriptor other than a slot, a dictionary searched whose keys compare in Python) or where there is
+       none. `kind` says where it was found, and `offset` where a slot is. */
     #include <structmember.h>
     #define GUARD_LIB_UNKNOWN 0
     #define GUARD_LIB_CLASS 1   /* on the class, and the object has no dictionary to shadow it */
@@ -117,37 +117,74 @@ cdef extern from *:
     #else
     #define GUARD_LIB_T_OBJECT_EX 16  /* T_OBJECT_EX, a slot's member type */
     #endif
+    static unsigned int guard_lib_type_version(PyObject *obj);
+    /* Whether a str is looked up in `d` with no Python run: every key an exact str, compared in C. A key
+       of another type with the same hash is compared by its own __eq__, which may change the methods
+       being read, or free them. */
+    static int guard_lib_str_keys(PyObject *d) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(d, &pos, &key, &value)) {
+            if (!PyUnicode_CheckExact(key)) return 0;
+        }
+        return 1;
+    }
+    /* The last type version whose classes were all found to hold str keys alone: a change to any of them
+       gives the type another version. */
+    static unsigned int guard_lib_str_keys_version = 0;
+    static int guard_lib_str_keys_in_mro(PyObject *obj) {
+        unsigned int version = guard_lib_type_version(obj);
+        PyObject *mro = Py_TYPE(obj)->tp_mro;
+        if (version != 0 && version == guard_lib_str_keys_version) return 1;
+        if (mro == NULL) return 0;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+            PyTypeObject *base = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+            /* A static type's dictionary is C's, and Python cannot add to it. */
+            if (!PyType_HasFeature(base, Py_TPFLAGS_HEAPTYPE)) continue;
+            if (base->tp_dict == NULL || !guard_lib_str_keys(base->tp_dict)) return 0;
+        }
+        guard_lib_str_keys_version = version;
+        return 1;
+    }
     static PyObject *guard_lib_binding(PyObject *obj, PyObject *name, int *kind, Py_ssize_t *offset) {
         PyTypeObject *type = Py_TYPE(obj);
-        PyObject *dict = NULL, *value = NULL, *found;
+        PyObject *dict = NULL, *found, *bound = NULL;
         *kind = GUARD_LIB_UNKNOWN;
-        if (type->tp_getattro != PyObject_GenericGetAttr) return NULL;
-        /* What may allocate, or run Python (a key's __eq__), comes first: a collection there may run a
-           finaliser that replaces what is read after it. */
+        if (type->tp_getattro != PyObject_GenericGetAttr) Py_RETURN_NONE;
+        /* Making the object's dictionary allocates, and a collection there may run any finaliser: first.
+           From here on nothing runs Python, so nothing read can change or be freed before it is held. */
         if (type->tp_dictoffset != 0) {
             dict = PyObject_GenericGetDict(obj, NULL);
-            if (dict == NULL) { PyErr_Clear(); return NULL; }
-            value = PyDict_GetItemWithError(dict, name);
-            Py_DECREF(dict);  /* the object holds it */
-            if (value == NULL && PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+            if (dict == NULL) { PyErr_Clear(); Py_RETURN_NONE; }
         }
-        found = _PyType_Lookup(type, name);
-        if (found != NULL && Py_TYPE(found)->tp_descr_set != NULL) {
-            if (!Py_IS_TYPE(found, &PyMemberDescr_Type)) return NULL;
-            PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
-            if (member->type != GUARD_LIB_T_OBJECT_EX) return NULL;
-            PyObject *held = *(PyObject **)((char *)obj + member->offset);
-            if (held == NULL) return NULL;
-            *kind = GUARD_LIB_SLOT;
-            *offset = member->offset;
-            return held;
+        if ((dict == NULL || guard_lib_str_keys(dict)) && guard_lib_str_keys_in_mro(obj)) {
+            found = _PyType_Lookup(type, name);
+            if (found != NULL && Py_TYPE(found)->tp_descr_set != NULL) {
+                if (Py_IS_TYPE(found, &PyMemberDescr_Type)) {
+                    PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+                    if (member->type == GUARD_LIB_T_OBJECT_EX) {
+                        bound = *(PyObject **)((char *)obj + member->offset);
+                        *offset = member->offset;
+                        *kind = GUARD_LIB_SLOT;
+                    }
+                }
+            } else if (dict != NULL) {
+                bound = PyDict_GetItemWithError(dict, name);
+                if (bound == NULL && PyErr_Occurred()) PyErr_Clear();
+                else if (bound == NULL) bound = found;
+                *kind = GUARD_LIB_DICT;
+            } else {
+                bound = found;
+                *kind = GUARD_LIB_CLASS;
+            }
         }
-        if (dict != NULL) {
-            *kind = GUARD_LIB_DICT;
-            return value != NULL ? value : found;
+        if (bound == NULL) {
+            bound = Py_None;
+            *kind = GUARD_LIB_UNKNOWN;
         }
-        if (found != NULL) *kind = GUARD_LIB_CLASS;
-        return found;
+        Py_INCREF(bound);
+        Py_XDECREF(dict);  /* the object holds it: nothing ran since it was made */
+        return bound;
     }
     /* The version of a type's attributes: it changes whenever one of them, or one of its bases', does.
        0 where none is assigned. */
@@ -165,7 +202,7 @@ cdef extern from *:
     int _UNKNOWN "GUARD_LIB_UNKNOWN"
     int _CLASS "GUARD_LIB_CLASS"
     int _SLOT "GUARD_LIB_SLOT"
-    PyObject *_binding "guard_lib_binding"(object obj, object name, int *kind, Py_ssize_t *offset)
+    object _binding "guard_lib_binding"(object obj, object name, int *kind, Py_ssize_t *offset)
     unsigned int _type_version "guard_lib_type_version"(object obj)
     PyObject *_slot "guard_lib_slot"(object obj, Py_ssize_t offset)
 
@@ -221,9 +258,11 @@ cdef bint _look_again(_Entry entry, object runtime) noexcept:
     cdef int kind_set = _UNKNOWN
     cdef Py_ssize_t offset_get = 0
     cdef Py_ssize_t offset_set = 0
-    if not _same(entry.bound_get, entry.weak_get, _binding(runtime, "get_device", &kind_get, &offset_get)):
+    now = _binding(runtime, "get_device", &kind_get, &offset_get)
+    if kind_get == _UNKNOWN or not _same(entry.bound_get, entry.weak_get, <PyObject *>now):
         return False
-    if not _same(entry.bound_set, entry.weak_set, _binding(runtime, "set_device", &kind_set, &offset_set)):
+    now = _binding(runtime, "set_device", &kind_set, &offset_set)
+    if kind_set == _UNKNOWN or not _same(entry.bound_set, entry.weak_set, <PyObject *>now):
         return False
     entry.kind_get, entry.offset_get = kind_get, offset_get
     entry.kind_set, entry.offset_set = kind_set, offset_set
@@ -340,15 +379,11 @@ cdef _Entry _look_up_entry(object runtime):
     cdef int kind_set = _UNKNOWN
     cdef Py_ssize_t offset_get = 0
     cdef Py_ssize_t offset_set = 0
-    cdef PyObject *bound = _binding(runtime, "get_device", &kind_get, &offset_get)
-    bound_get = None if bound == NULL else <object>bound
-    cdef bint known = bound != NULL
-    bound = _binding(runtime, "set_device", &kind_set, &offset_set)
-    bound_set = None if bound == NULL else <object>bound
-    known = known and bound != NULL
+    bound_get = _binding(runtime, "get_device", &kind_get, &offset_get)
+    bound_set = _binding(runtime, "set_device", &kind_set, &offset_set)
     cdef void *get_device = NULL
     cdef void *set_device = NULL
-    if known:
+    if kind_get != _UNKNOWN and kind_set != _UNKNOWN:
         try:
             capsules = runtime.c_entry_points()
             if capsules is not None:

@@ -20,7 +20,7 @@ BUILD_ENV = "GUARD_LIB_BUILD"
 # A definition's header in Cython: def, class, cdef/cpdef functions with a return type, cdef classes.
 HEADER = re.compile(
     r"^(?P<indent>[ \t]*)(?:async\s+)?"
-    r"(?:(?:def|class)\s+|(?:cdef|cpdef)\s+(?:class\s+|inline\s+)?(?:[\w.*\[\] ]+?\s+)?)"
+    r"(?:(?:def|class)\s+|(?:cdef|cpdef)\s+(?:class\s+|inline\s+)?(?:[\w.*\[\] ]+?(?:\s+|\*))?)"
     r"(?P<name>\w+)\s*[(:]"
 )
 

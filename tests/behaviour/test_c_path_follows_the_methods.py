@@ -358,3 +358,19 @@ def test_a_runtime_whose_method_only_python_can_read_is_never_asked_for_entry_po
         with device(1, runtime=rt):
             assert rt.current_device == 1
     assert (asked, rt.c_calls, rt.current_device) == ([], [], 0)
+
+
+def test_a_runtime_whose_methods_sit_in_slots_is_called_through_its_entry_points_at_every_borrow() -> None:
+    # As CudaRuntime's do: the core finds them in their slots, and a check of the slots alone keeps the
+    # offer standing from one borrow to the next, also once a change of the class made it look again.
+    cls = type("InSlots", (EntryPointRuntime,), {"__slots__": tuple(KINDS)})
+    rt = cls(2)
+    for kind in KINDS:
+        setattr(rt, kind, functools.partial(getattr(SimulatedRuntime, kind), rt))
+    for borrow in range(6):
+        if borrow == 3:
+            cls.unrelated = 1  # type: ignore[attr-defined]
+        with device(1, runtime=rt):
+            assert rt.current_device == 1
+    assert rt.current_device == 0
+    assert rt.c_calls == (["get_device", "set_device", "set_device"] * 6 if COMPILED else [])

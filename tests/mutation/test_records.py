@@ -135,6 +135,22 @@ def test_a_deletion_is_named_by_what_it_deletes_and_each_repeat_apart() -> None:
     assert first.id in {d.id for d in moved}
 
 
+def test_a_deletion_is_scoped_to_its_own_definition_whatever_that_returns() -> None:
+    # A C function returning a pointer names itself right after the star.
+    source = (
+        "cdef inline object f():\n    a()\n\n"
+        "cdef void *g(object o) except? NULL:\n    b()\n\n"
+        "cdef int *h():\n    c()\n\n"
+        "cdef class K:\n    cdef int j(self):\n        d()\n"
+    )
+    assert [(d.scope, d.text) for d in candidates(source)] == [
+        ("f", "a()"),
+        ("g", "b()"),
+        ("h", "c()"),
+        ("K.j", "d()"),
+    ]
+
+
 def _store(tmp_path: Path) -> Path:
     store = tmp_path / "store.json"
     results = _scripts.results_file(tmp_path / "m.json", [_scripts.mutant(F + "1", "killed")])
