@@ -37,6 +37,9 @@ class Changes:
     cosmetic: tuple[str, ...] = ()  # files whose change was comments or spacing alone
     # file -> qualified names of the functions whose bodies hold changed lines (methods included)
     functions: dict[str, frozenset[str]] = field(default_factory=dict)
+    # a test file of ``tests`` whose changed lines all lie inside its tests -> those tests (``Class.test_x``):
+    # only they changed. A file of ``tests`` not here changed as a whole.
+    test_functions: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def in_changed_function(self, file: str, scope: str) -> bool:
         """Whether ``scope`` (a qualified name) is a function of ``file`` whose body changed."""
@@ -44,7 +47,11 @@ class Changes:
 
     def changed_test(self, test: str) -> bool:
         """Whether the test (a node id, or its file) is one whose code, or a helper's beside it, changed."""
-        return test.split("::", maxsplit=1)[0] in self.tests
+        file, _, rest = test.partition("::")
+        if file not in self.tests:
+            return False
+        only = self.test_functions.get(file)
+        return only is None or not rest or rest.split("[", maxsplit=1)[0].replace("::", ".") in only
 
     def touches(self, file: str, first: int, last: int) -> bool:
         changed = self.lines.get(file)
@@ -53,18 +60,27 @@ class Changes:
     def within(self, files: Collection[str], tests: Sequence[str]) -> Changes:
         """These changes as an engine sees them: in the files it mutates and the tests its suite runs."""
         under = tuple(t.rstrip("/") for t in tests)
+
+        def ran(path: str) -> bool:
+            return any(path == u or path.startswith(f"{u}/") for u in under)
+
         return replace(
             self,
             lines={f: n for f, n in self.lines.items() if f in files},
             functions={f: n for f, n in self.functions.items() if f in files},
-            tests=frozenset(t for t in self.tests if any(t == u or t.startswith(f"{u}/") for u in under)),
+            tests=frozenset(t for t in self.tests if ran(t)),
+            test_functions={f: n for f, n in self.test_functions.items() if ran(f)},
             cosmetic=tuple(f for f in self.cosmetic if f in files),
         )
 
     def describe(self) -> str:
         """One line: what changed, file by file, as line ranges."""
         parts = [f"{f} {_ranges(sorted(lines))}" for f, lines in sorted(self.lines.items())]
-        parts += [f"tests {', '.join(sorted(self.tests))}"] if self.tests else []
+        tests = [
+            f"{t} ({', '.join(sorted(self.test_functions[t]))})" if t in self.test_functions else t
+            for t in sorted(self.tests)
+        ]
+        parts += [f"tests {', '.join(tests)}"] if tests else []
         parts += [f"comments or spacing only in {', '.join(self.cosmetic)}"] if self.cosmetic else []
         return f"changed since {self.since}: " + ("; ".join(parts) or "no code")
 
@@ -97,6 +113,7 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
     changed_tests: set[str] = set()
     cosmetic: list[str] = []
     functions: dict[str, frozenset[str]] = {}
+    test_functions: dict[str, frozenset[str]] = {}
     for path in sorted({n for n in names if n.endswith(SOURCES)}):
         old = _old_text(repo, commit, path)
         file = repo / path
@@ -107,11 +124,17 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
             continue
         if path.startswith(f"{tests}/"):
             changed_tests.add(path)
+            only = changed_tests_within(old, new, found) if old and new else None
+            if only is not None and Path(path).name.startswith("test_"):
+                test_functions[path] = only
         elif new:
             lines[path] = frozenset(found)
             functions[path] = frozenset(functions_holding(new, found, cython=path.endswith(".pyx")))
-    changed_tests |= _beside_helpers(repo, changed_tests)
-    return Changes(ref, commit, lines, frozenset(changed_tests), tuple(cosmetic), functions)
+    beside = _beside_helpers(repo, changed_tests)
+    changed_tests |= beside
+    # a test beside a changed helper may behave differently anywhere in it
+    test_functions = {f: n for f, n in test_functions.items() if f not in beside}
+    return Changes(ref, commit, lines, frozenset(changed_tests), tuple(cosmetic), functions, test_functions)
 
 
 def _beside_helpers(repo: Path, changed: set[str]) -> set[str]:
@@ -160,6 +183,42 @@ def functions_holding(text: str, lines: Iterable[int], *, cython: bool = False) 
         if holding:
             found.add(min(holding)[1])
     return found
+
+
+def spans_of_tests(text: str) -> dict[str, tuple[int, int]]:
+    """Each test function's qualified name, and its lines from its first decorator to its end; none where
+    ``text`` does not parse."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    spans: dict[str, tuple[int, int]] = {}
+
+    def visit(body: Iterable[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+                first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                spans[f"{prefix}{node.name}"] = (first, node.end_lineno or node.lineno)
+
+    visit(tree.body, "")
+    return spans
+
+
+def changed_tests_within(old: str, new: str, lines: Collection[int]) -> frozenset[str] | None:
+    """The tests of ``new`` that hold every one of its changed ``lines``; None where the change reaches
+    past them (a line outside every test, or a test of ``old`` that is gone), so the whole file counts."""
+    spans = spans_of_tests(new)
+    if not spans or set(spans_of_tests(old)) - set(spans):
+        return None
+    found: set[str] = set()
+    for line in lines:
+        holding = [name for name, (first, last) in spans.items() if first <= line <= last]
+        if not holding:
+            return None
+        found.update(holding)
+    return frozenset(found)
 
 
 def digest(parts: Iterable[str]) -> str:

@@ -28,8 +28,8 @@ from pathlib import Path
 from mutation_io import InputError
 from mutation_model import KILLED
 
+from . import carry, jobs, reuse
 from . import config as sweep_config
-from . import jobs, reuse
 from .executable import executable_lines
 from .generate import Generated, generate
 from .operators import ALL
@@ -170,7 +170,8 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     shard = _shard(args.shard)
     operators = _operators(args.operator)
     started = time.monotonic()
-    earlier = load(args.reuse, whole=False).results if args.reuse else []
+    earlier_run = load(args.reuse, whole=False) if args.reuse else None
+    earlier = earlier_run.results if earlier_run is not None else []
     generated, files = _generated(cfg, operators, args.file)
     changes = changes_for(args.changed_since, ROOT, cfg.pytest_args, files)
     only = _chosen_files(args.file, files)
@@ -198,14 +199,22 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     mapping = jobs.test_maps(
         candidates, ROOT, cfg.package, cfg.pytest_args, every_file=every_file, preload=cfg.preload
     )
+    reached: frozenset[str] = frozenset()
     if changes is not None:
         scoped = by_change(mutants, changes, mapping, ROOT, files)
         log.info("sweep: scoped to the change: %s", scoped.describe(len(mutants)))
-        mutants = scoped.mutants
+        mutants, reached = scoped.mutants, scoped.reached
     depends = reuse.digests(mutants, mapping, ROOT, files, cfg.pytest_args)
     kept, mutants = reuse.split(mutants, depends, earlier)
+    suite = carry.suite_of(ROOT, files, cfg.pytest_args, mapping)
+    before = earlier_run.suite if earlier_run is not None else None
+    carried = carry.carry(
+        mutants, earlier, before, suite, mapping=mapping, root=ROOT, files=files, scoped=reached
+    )
+    mutants = [*carried.whole, *(m for m in mutants if m.id in carried.narrowed)]
     if args.reuse:
         log.info("sweep: reused %d verdicts from %s (nothing they depend on changed)", len(kept), args.reuse)
+        log.info("sweep: %s", carried.describe())
     forked.warm_up()
     with tempfile.TemporaryDirectory(prefix="sweep-builds-") as scratch:
         to_run, invalid = jobs.make(
@@ -216,9 +225,13 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
             mapping=mapping,
             scratch=Path(scratch),
             parallel=args.jobs,
+            only=carried.narrowed,
         )
         results = jobs.take_green_check(_run_jobs(to_run, args.jobs, cfg, cold=args.cold))
-    results = reuse.stamped(results + invalid, depends) + kept
+    results = reuse.stamped([carry.merged(r, carried) for r in results] + carried.kept + invalid, depends)
+    # what a scoped run carried took the package elsewhere as judged before: no digest vouches for it
+    assumed = reached & {*carried.narrowed, *(r.mutant.id for r in carried.kept)}
+    results = [dataclasses.replace(r, depends="") if r.mutant.id in assumed else r for r in results] + kept
     shard_json = {"index": shard[0], "count": shard[1]} if shard else None
     sweep = SweepResults(
         results,
@@ -228,6 +241,7 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         executable_lines(ROOT, files),
         round(time.monotonic() - started, 3),
         {f: {line: sorted(r) for line, r in lines.items()} for f, lines in generated.set_aside.items()},
+        suite,
     )
     sweep.write(out)
     verdicts = Counter(r.verdict for r in results)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
@@ -74,9 +74,10 @@ def make(
     mapping: TestMap,
     scratch: Path,
     parallel: int,
+    only: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[list[forked.Job], list[Result]]:
     """A job per mutant, the compiled ones built first and those Cython refuses judged invalid; the
-    woven build's check first of all."""
+    woven build's check first of all. ``only``: mutants to run against those tests alone (``carry``)."""
     compiled = [m for m in mutants if is_cython(m.file)]
     builds = compiled_builds.build(root, compiled, generated.sources, scratch, parallel)
     invalid = [Result(m, INVALID, detail=builds.refused[m.id]) for m in compiled if m.id in builds.refused]
@@ -91,6 +92,8 @@ def make(
         # there: a mutant of it that survives the reference runs the suite on the built core too.
         then_compiled = core_built and m.at_import and not is_cython(m.file)
         chosen = selection.plan(m, mapping, root, files, statements)
+        if only and m.id in only:
+            chosen = selection.only(mapping, only[m.id])
         source = generated.sources[m.id]
         module = selection.module_of(m.file)
         on = switch if built is not None else None

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .carry import Suite
 from .work_item import VERDICTS, Mutant, Result
 
 FORMAT, VERSION = "guard-lib-sweep-results", 1
@@ -28,6 +29,8 @@ class SweepResults:
     seconds: float = 0.0
     # file -> line -> why the mutants made there were set aside unrun (annotations, same code)
     set_aside: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    # what the run judged with, test by test (``carry``): None for a run that did not record it
+    suite: Suite | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +45,7 @@ class SweepResults:
                 f: {str(line): sorted(reasons) for line, reasons in sorted(lines.items())}
                 for f, lines in sorted(self.set_aside.items())
             },
+            **({"suite": self.suite.to_json()} if self.suite is not None else {}),
             "mutants": [_result_json(r) for r in sorted(self.results, key=lambda r: r.mutant.id)],
         }
 
@@ -155,8 +159,12 @@ def load(path: Path, *, whole: bool = True) -> SweepResults:
     skipped = data.get("skipped") or {}
     seconds = data.get("seconds") or 0.0
     set_aside = _parse_set_aside(data.get("set_aside") or {}, str(path))
+    try:
+        suite = Suite.from_json(data["suite"]) if "suite" in data else None
+    except ValueError as exc:
+        raise ResultsError(f"{path}: {exc}") from exc
     loaded = SweepResults(
-        results, universe, shard, dict(skipped), dict(executable), float(seconds), set_aside
+        results, universe, shard, dict(skipped), dict(executable), float(seconds), set_aside, suite
     )
     if whole:
         check_complete(loaded, str(path))
@@ -220,6 +228,8 @@ def merge(parts: Sequence[SweepResults]) -> SweepResults:
         parts[0].executable,
         round(sum(p.seconds for p in parts), 3),
         parts[0].set_aside,
+        # shards of one run judge one tree: where they differ, none carries test by test
+        parts[0].suite if all(p.suite == parts[0].suite for p in parts) else None,
     )
     check_complete(merged, "merge")
     return merged

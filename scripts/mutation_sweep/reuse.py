@@ -31,7 +31,13 @@ def _text(root: Path, rel: str) -> str:
     return code_of(path.read_text(encoding="utf-8")) if path.is_file() else ""
 
 
-def _suite_files(root: Path, suite: Sequence[str]) -> list[str]:
+def code_digests(root: Path, files: Sequence[str]) -> dict[str, str]:
+    """Each file's digest, of its name and its code."""
+    return {f: digest([f, _text(root, f)]) for f in files}
+
+
+def suite_files(root: Path, suite: Sequence[str]) -> list[str]:
+    """The Python files of the suite's paths (its pytest arguments that name a file or folder)."""
     found: set[str] = set()
     for entry in suite:
         path = root / entry
@@ -46,9 +52,9 @@ def digests(
     mutants: Sequence[Mutant], mapping: TestMap, root: Path, files: Sequence[str], suite: Sequence[str]
 ) -> dict[str, str]:
     """Each mutant's ``depends`` digest, by id."""
-    every_test = _suite_files(root, suite)
+    every_test = suite_files(root, suite)
     helpers = [f for f in every_test if not Path(f).name.startswith("test_")]
-    code = {f: digest([f, _text(root, f)]) for f in [*files, *every_test]}
+    code = code_digests(root, [*files, *every_test])
     base = digest([sys.version, *(code[f] for f in files), *(code[f] for f in helpers)])
     out: dict[str, str] = {}
     for m in mutants:

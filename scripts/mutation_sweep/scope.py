@@ -4,7 +4,7 @@ test reaches."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mutation_changes import Changes, changed_since
@@ -19,6 +19,7 @@ class Scoped:
     mutants: list[Mutant]
     on_changed_lines: int
     reached_by_changed_tests: int
+    reached: frozenset[str] = field(default_factory=frozenset)  # their ids: chosen by a changed test alone
 
     def describe(self, of: int) -> str:
         return (
@@ -66,4 +67,4 @@ def by_change(
         if tests == (SUITE,) or any(changes.changed_test(t) for t in tests):
             reached.append(m.id)
     chosen.update(reached)
-    return Scoped([m for m in mutants if m.id in chosen], len(lines), len(reached))
+    return Scoped([m for m in mutants if m.id in chosen], len(lines), len(reached), frozenset(reached))

@@ -73,6 +73,13 @@ def plan(
     return Plan(tests, then_suite, traced, scale, max(phase_seconds(mapping, p) for p in phases))
 
 
+def only(mapping: TestMap, tests: Sequence[str]) -> Plan:
+    """One phase of ``tests`` alone, the quickest first: a survivor's verdict carried for every other test
+    (``carry``)."""
+    chosen = quickest(mapping, set(tests))
+    return Plan(chosen, False, (), 1.0, phase_seconds(mapping, chosen))
+
+
 def phase_seconds(mapping: TestMap, tests: Sequence[str]) -> float:
     """What ``tests`` took in the map's run: the whole suite's files for (SUITE,); a test the run did not
     time counts as its whole file."""

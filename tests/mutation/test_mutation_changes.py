@@ -100,7 +100,7 @@ def test_changed_since_sorts_code_tests_and_cosmetic_changes(tmp_path: Path) -> 
     assert changes.touches("pkg/m.py", 2, 3)
     assert not changes.touches("pkg/m.py", 6, 8)
     assert changes.describe() == (
-        "changed since HEAD: pkg/m.py 3; pkg/new.py 1; tests tests/test_m.py; "
+        "changed since HEAD: pkg/m.py 3; pkg/new.py 1; tests tests/test_m.py (test); "
         "comments or spacing only in pkg/c.pyx"
     )
     with pytest.raises(InputError, match="not a commit"):
@@ -120,3 +120,33 @@ def test_a_changed_helper_of_the_tests_changes_every_test_beside_and_below_it(tm
     assert changes.tests == {"tests/unit/support.py", "tests/unit/test_a.py", "tests/unit/deep/test_b.py"}
     assert changes.changed_test("tests/unit/deep/test_b.py::test_x[plain]")
     assert not changes.changed_test("tests/test_c.py::test_y")
+
+
+def test_a_change_inside_some_tests_changes_those_tests_alone(tmp_path: Path) -> None:
+    tests = (
+        "X = 1\n\n\nclass TestK:\n    def test_a(self):\n        assert X\n\n\ndef test_b():\n    assert X\n"
+    )
+    files = {"tests/unit/test_k.py": tests, "tests/unit/test_l.py": tests, "tests/other/test_m.py": tests}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "tests/unit/test_k.py").write_text(tests.replace("assert X\n", "assert X == 1\n", 1), "utf-8")
+    (tmp_path / "tests/unit/test_l.py").write_text(tests.replace("X = 1", "X = 2"), encoding="utf-8")
+    (tmp_path / "tests/other/test_m.py").write_text(tests + "\n\ndef test_c():\n    pass\n", "utf-8")
+    changes = changed_since("HEAD", tmp_path)
+    assert changes.test_functions == {
+        "tests/unit/test_k.py": {"TestK.test_a"},
+        "tests/other/test_m.py": {"test_c"},
+    }
+    assert changes.changed_test("tests/unit/test_k.py::TestK::test_a")
+    assert changes.changed_test("tests/unit/test_k.py")  # a file stands for all its tests
+    assert not changes.changed_test("tests/unit/test_k.py::test_b")
+    assert changes.changed_test("tests/unit/test_l.py::test_b")  # outside every test: the whole file
+    assert changes.changed_test("tests/other/test_m.py::test_c[1]")
+    assert not changes.changed_test("tests/other/test_m.py::test_b")
+    assert changes.within([], ["tests/other"]).test_functions == {"tests/other/test_m.py": {"test_c"}}
+    (tmp_path / "tests/unit/conftest.py").write_text("Y = 1\n", encoding="utf-8")  # a new helper beside
+    assert changed_since("HEAD", tmp_path).test_functions == {"tests/other/test_m.py": {"test_c"}}

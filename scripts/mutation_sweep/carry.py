@@ -1,0 +1,147 @@
+"""Verdicts carried test by test: where a run's digest (``reuse``) sends a mutant to be judged again because
+a test changed, what the earlier run proved of it may still hold for every other test.
+
+A kill holds while the test that killed it is unchanged. A survivor passed every test that reached it; the
+ones unchanged since would pass again, so only the new and changed tests among those that reach it need
+run. Both need the same interpreter and the suite's helpers unchanged, and the package's code unchanged,
+except for a mutant a scoped run chose only because a changed test reaches it: that run judges only what
+its change selects, and so takes the rest of the package as the earlier run judged it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mutation_changes import digest
+from mutation_model import KILLED, SURVIVED
+
+from . import suite_code
+from .reuse import code_digests, suite_files
+from .select_tests import SUITE, TestMap, tests_of
+from .work_item import Mutant, Result
+
+
+@dataclass(frozen=True)
+class Suite:
+    """What a run judged every mutant with, apart from the mutant: the interpreter, the package's code, the
+    suite's helpers (conftest, support modules), and each test's own code (``suite_code``)."""
+
+    python: str
+    package: str
+    helpers: str
+    tests: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "python": self.python,
+            "package": self.package,
+            "helpers": self.helpers,
+            "tests": dict(sorted(self.tests.items())),
+        }
+
+    @classmethod
+    def from_json(cls, raw: object) -> Suite:
+        """ValueError where ``raw`` is not what ``to_json`` writes."""
+        names = ("python", "package", "helpers")
+        if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in names):
+            raise ValueError("'suite' must hold the strings 'python', 'package' and 'helpers'")
+        tests = raw.get("tests", {})
+        if not isinstance(tests, dict) or not all(isinstance(v, str) for v in tests.values()):
+            raise ValueError("'suite' 'tests' must map each test to the digest of its code")
+        return cls(raw["python"], raw["package"], raw["helpers"], dict(tests))
+
+
+def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mapping: TestMap) -> Suite:
+    """This tree's ``Suite``, its tests those the map ran."""
+    every_test = suite_files(root, pytest_args)
+    helpers = [f for f in every_test if not Path(f).name.startswith("test_")]
+    code = code_digests(root, [*files, *helpers])
+    tests = {t for t in mapping.seconds if "::" in t} | set(mapping.traced)
+    tests |= {t for lines in mapping.lines.values() for ran in lines.values() for t in ran}
+    return Suite(
+        sys.version,
+        digest([code[f] for f in files]),
+        digest([code[f] for f in helpers]),
+        suite_code.digests(root, tests),
+    )
+
+
+@dataclass(frozen=True)
+class Carried:
+    kept: list[Result]  # verdicts that hold whole: kills by a test unchanged since
+    # survivors to judge against these tests alone (the new and changed ones that reach them)
+    narrowed: dict[str, tuple[str, ...]]
+    earlier: dict[str, Result]  # the earlier verdict of each narrowed mutant
+    whole: list[Mutant]  # the rest: judged whole
+
+    def describe(self) -> str:
+        kept = sum(1 for r in self.kept if r.verdict == KILLED)
+        survived = len(self.kept) - kept
+        return (
+            f"carried from the earlier run test by test: {kept} kills by a test unchanged since, "
+            f"{survived} survivors no new or changed test reaches; {len(self.narrowed)} survivors judged "
+            f"against the new and changed tests that reach them alone; {len(self.whole)} judged whole"
+        )
+
+
+def carry(
+    mutants: Sequence[Mutant],
+    earlier: Sequence[Result],
+    before: Suite | None,
+    now: Suite,
+    *,
+    mapping: TestMap,
+    root: Path,
+    files: Sequence[str],
+    scoped: Collection[str] = (),
+) -> Carried:
+    """What of ``earlier`` (a run with ``before``) still holds for ``mutants`` in this tree (``now``).
+    ``scoped``: the ids a scoped run chose only because a changed test reaches them."""
+    if before is None or (before.python, before.helpers) != (now.python, now.helpers):
+        return Carried([], {}, {}, list(mutants))
+    held = {r.mutant.id: r for r in earlier if r.verdict in (KILLED, SURVIVED) and r.depends}
+    changed = set(suite_code.changed(before.tests, now.tests))
+    kept: list[Result] = []
+    narrowed: dict[str, tuple[str, ...]] = {}
+    earlier_of: dict[str, Result] = {}
+    whole: list[Mutant] = []
+    for m in mutants:
+        was = held.get(m.id)
+        same_code = before.package == now.package or m.id in scoped
+        if was is None or not same_code:
+            whole.append(m)
+        elif was.verdict == KILLED:
+            file, name = suite_code.function_of(was.failed)
+            killer = f"{file}::{name.replace('.', '::')}"
+            if killer in now.tests and killer not in changed:
+                kept.append(replace(was, mutant=m, depends=""))
+            else:
+                whole.append(m)
+        elif m.at_import or m.definition:
+            whole.append(m)  # its survival was proved through the whole suite's phases, and the import's
+        else:
+            reach = tests_of(m, mapping, root, files)
+            # the tests coverage cannot follow run against every survivor too
+            reaching = changed if reach == (SUITE,) else changed & {*reach, *mapping.traced}
+            if reaching:
+                narrowed[m.id] = tuple(sorted(reaching))
+                earlier_of[m.id] = replace(was, mutant=m)
+            else:
+                kept.append(replace(was, mutant=m, depends=""))
+    return Carried(kept, narrowed, earlier_of, whole)
+
+
+def merged(result: Result, carried: Carried) -> Result:
+    """A narrowed survivor's verdict: the earlier one where the changed tests passed too."""
+    was = carried.earlier.get(result.mutant.id)
+    if was is None or result.verdict != SURVIVED:
+        return result
+    return replace(
+        result,
+        tests=tuple(dict.fromkeys((*was.tests, *result.tests))),
+        detail=f"the new and changed tests passed; the rest carried from the earlier run ({was.verdict})",
+    )
