@@ -14,7 +14,7 @@ import hashlib
 import io
 import subprocess
 import tokenize
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -115,7 +115,7 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
     functions: dict[str, frozenset[str]] = {}
     test_functions: dict[str, frozenset[str]] = {}
     for path in sorted({n for n in names if n.endswith(SOURCES)}):
-        old = _old_text(repo, commit, path)
+        old = text_at(repo, commit, path)
         file = repo / path
         new = file.read_text(encoding="utf-8") if file.is_file() else ""
         found = changed_code_lines(old, new)
@@ -131,10 +131,25 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
             lines[path] = frozenset(found)
             functions[path] = frozenset(functions_holding(new, found, cython=path.endswith(".pyx")))
     beside = _beside_helpers(repo, changed_tests)
+    beside |= _importers(repo, tests, changed_tests | beside)
     changed_tests |= beside
     # a test beside a changed helper may behave differently anywhere in it
     test_functions = {f: n for f, n in test_functions.items() if f not in beside}
     return Changes(ref, commit, lines, frozenset(changed_tests), tuple(cosmetic), functions, test_functions)
+
+
+def _importers(repo: Path, tests: str, changed: set[str]) -> set[str]:
+    """The test files that import from a changed test file."""
+    found = set()
+    for path in sorted((repo / tests).rglob("test_*.py")):
+        rel = path.relative_to(repo).as_posix()
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        if imported_tests(rel, tree, repo) & changed:
+            found.add(rel)
+    return found
 
 
 def _beside_helpers(repo: Path, changed: set[str]) -> set[str]:
@@ -185,18 +200,15 @@ def functions_holding(text: str, lines: Iterable[int], *, cython: bool = False) 
     return found
 
 
-def spans_of_tests(text: str) -> dict[str, tuple[int, int]]:
-    """Each test function's qualified name, and its lines from its first decorator to its end; none where
-    ``text`` does not parse."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return {}
+def spans_of_tests(tree: ast.Module) -> dict[str, tuple[int, int]]:
+    """Each test pytest collects by its default names (a module's ``test*`` functions, and the ``test*``
+    methods of its ``Test*`` classes) by qualified name, with its lines from its first decorator to its
+    end."""
     spans: dict[str, tuple[int, int]] = {}
 
     def visit(body: Iterable[ast.stmt], prefix: str) -> None:
         for node in body:
-            if isinstance(node, ast.ClassDef):
+            if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
                 visit(node.body, f"{prefix}{node.name}.")
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
                 first = min([d.lineno for d in node.decorator_list] + [node.lineno])
@@ -206,15 +218,48 @@ def spans_of_tests(text: str) -> dict[str, tuple[int, int]]:
     return spans
 
 
+def shared_code(text: str, spans: Mapping[str, tuple[int, int]]) -> str:
+    """The code of ``text`` outside the ``spans`` of its tests: what every test of the file depends on."""
+    inside = {n for first, last in spans.values() for n in range(first, last + 1)}
+    return code_of("\n".join(line for n, line in enumerate(text.splitlines(), start=1) if n not in inside))
+
+
+def imported_tests(rel: str, tree: ast.Module, root: Path) -> set[str]:
+    """The test files (``test_*.py``) the file ``rel`` imports from: their code is part of its tests'."""
+    folder, found = Path(rel).parent, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            if node.level - 1 > len(folder.parents):
+                continue
+            base = folder.parents[node.level - 2] if node.level > 1 else folder
+            parts = node.module.split(".") if node.module else []
+            paths = [base.joinpath(*parts)] if parts else [base / a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            paths = [Path(*node.module.split("."))]
+        elif isinstance(node, ast.Import):
+            paths = [Path(*a.name.split(".")) for a in node.names]
+        else:
+            continue
+        for path in paths:
+            file = path.parent / f"{path.name}.py"
+            if file.name.startswith("test_") and (root / file).is_file():
+                found.add(file.as_posix())
+    return found
+
+
 def changed_tests_within(old: str, new: str, lines: Collection[int]) -> frozenset[str] | None:
     """The tests of ``new`` that hold every one of its changed ``lines``; None where the change reaches
-    past them (a line outside every test, or a test of ``old`` that is gone), so the whole file counts."""
-    spans = spans_of_tests(new)
-    if not spans or set(spans_of_tests(old)) - set(spans):
+    past them, so the whole file counts: the file's shared code changed (a removal between two tests
+    marks only the lines either side of it), a test of ``old`` is gone, or either version does not parse."""
+    try:
+        before, after = spans_of_tests(ast.parse(old)), spans_of_tests(ast.parse(new))
+    except SyntaxError:
+        return None
+    if not after or set(before) - set(after) or shared_code(old, before) != shared_code(new, after):
         return None
     found: set[str] = set()
     for line in lines:
-        holding = [name for name, (first, last) in spans.items() if first <= line <= last]
+        holding = [name for name, (first, last) in after.items() if first <= line <= last]
         if not holding:
             return None
         found.update(holding)
@@ -273,7 +318,8 @@ def _tokenized(text: str) -> list[tuple[str, range]]:
     return out
 
 
-def _old_text(repo: Path, commit: str, path: str) -> str:
+def text_at(repo: Path, commit: str, path: str) -> str:
+    """``path`` as ``commit`` holds it; "" where it holds none."""
     shown = subprocess.run(
         ["git", "show", f"{commit}:{path}"], cwd=repo, capture_output=True, text=True, check=False
     )

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mutation_changes import digest
+from mutation_changes import code_of, digest, text_at
 from mutation_model import KILLED, SURVIVED
 
 from . import suite_code
+from .generate import is_cython
 from .reuse import code_digests, suite_files
 from .select_tests import SUITE, TestMap, tests_of
 from .work_item import Mutant, Result
@@ -60,14 +61,20 @@ def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mappi
     every_test = suite_files(root, pytest_args)
     helpers = [f for f in every_test if not Path(f).name.startswith("test_")]
     code = code_digests(root, [*files, *helpers])
-    tests = {t for t in mapping.seconds if "::" in t} | set(mapping.traced)
-    tests |= {t for lines in mapping.lines.values() for ran in lines.values() for t in ran}
+    reached = {t for lines in mapping.lines.values() for ran in lines.values() for t in ran}
+    ran = reached | set(mapping.traced)
+    tests = ran | {t for t in mapping.seconds if "::" in t}
     return Suite(
         sys.version,
         digest([code[f] for f in files]),
         digest([code[f] for f in helpers]),
-        suite_code.digests(root, tests),
+        suite_code.digests(root, tests, ran),
     )
+
+
+def package_at(root: Path, files: Sequence[str], commit: str) -> str:
+    """``Suite.package`` as ``commit`` holds the package."""
+    return digest([digest([f, code_of(text_at(root, commit, f))]) for f in files])
 
 
 @dataclass(frozen=True)
@@ -98,41 +105,63 @@ def carry(
     root: Path,
     files: Sequence[str],
     scoped: Collection[str] = (),
+    package_at_ref: str = "",
 ) -> Carried:
     """What of ``earlier`` (a run with ``before``) still holds for ``mutants`` in this tree (``now``).
-    ``scoped``: the ids a scoped run chose only because a changed test reaches them."""
+    ``scoped``: the ids a scoped run chose only because a changed test reaches them; their package may
+    differ from ``before``'s where ``before`` judged the package as the scoped run's ref holds it
+    (``package_at_ref``)."""
     if before is None or (before.python, before.helpers) != (now.python, now.helpers):
         return Carried([], {}, {}, list(mutants))
     held = {r.mutant.id: r for r in earlier if r.verdict in (KILLED, SURVIVED) and r.depends}
     changed = set(suite_code.changed(before.tests, now.tests))
+    altered = {t for t in changed if t in before.tests}  # changed, not new: they ran in the earlier run
+    at_ref = before.package in (now.package, package_at_ref)
     kept: list[Result] = []
     narrowed: dict[str, tuple[str, ...]] = {}
     earlier_of: dict[str, Result] = {}
     whole: list[Mutant] = []
     for m in mutants:
         was = held.get(m.id)
-        same_code = before.package == now.package or m.id in scoped
-        if was is None or not same_code:
+        if was is None or not (before.package == now.package or (m.id in scoped and at_ref)):
             whole.append(m)
-        elif was.verdict == KILLED:
-            file, name = suite_code.function_of(was.failed)
-            killer = f"{file}::{name.replace('.', '::')}"
-            if killer in now.tests and killer not in changed:
+            continue
+        reach = _reach(m, mapping, root, files)
+        if was.verdict == KILLED:
+            killer = suite_code.normal(was.failed)
+            # A kill may need the state a test run before the killer left: those must be unchanged too.
+            before_it = (
+                altered if was.tests == (SUITE,) else altered & {suite_code.normal(t) for t in was.tests}
+            )
+            if killer in now.tests and killer not in changed and _within(killer, reach) and not before_it:
                 kept.append(replace(was, mutant=m, depends=""))
             else:
                 whole.append(m)
         elif m.at_import or m.definition:
             whole.append(m)  # its survival was proved through the whole suite's phases, and the import's
         else:
-            reach = tests_of(m, mapping, root, files)
-            # the tests coverage cannot follow run against every survivor too
-            reaching = changed if reach == (SUITE,) else changed & {*reach, *mapping.traced}
+            reaching = {t for t in changed if _within(t, reach)}
             if reaching:
                 narrowed[m.id] = tuple(sorted(reaching))
                 earlier_of[m.id] = replace(was, mutant=m)
             else:
                 kept.append(replace(was, mutant=m, depends=""))
     return Carried(kept, narrowed, earlier_of, whole)
+
+
+def _reach(m: Mutant, mapping: TestMap, root: Path, files: Sequence[str]) -> frozenset[str] | None:
+    """The tests that reach ``m`` now, and those coverage cannot follow; None for the whole suite (no single
+    test reaches it, or a compiled mutant with no map of the core's lines, whose tests are a guess)."""
+    tests = tests_of(m, mapping, root, files)
+    if tests == (SUITE,) or (is_cython(m.file) and m.file not in mapping.lines):
+        return None
+    return frozenset(suite_code.normal(t) for t in (*tests, *mapping.traced))
+
+
+def _within(test: str, reach: frozenset[str] | None) -> bool:
+    """Whether ``test`` is among ``reach``, where a file stands for every test in it (coverage names a test
+    it cannot place, such as one a ``Test*`` class inherits, by its file)."""
+    return reach is None or test in reach or test.partition("::")[0] in reach
 
 
 def merged(result: Result, carried: Carried) -> Result:

@@ -208,8 +208,17 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
     kept, mutants = reuse.split(mutants, depends, earlier)
     suite = carry.suite_of(ROOT, files, cfg.pytest_args, mapping)
     before = earlier_run.suite if earlier_run is not None else None
+    at_ref = carry.package_at(ROOT, files, changes.commit) if changes is not None and reached else ""
     carried = carry.carry(
-        mutants, earlier, before, suite, mapping=mapping, root=ROOT, files=files, scoped=reached
+        mutants,
+        earlier,
+        before,
+        suite,
+        mapping=mapping,
+        root=ROOT,
+        files=files,
+        scoped=reached,
+        package_at_ref=at_ref,
     )
     mutants = [*carried.whole, *(m for m in mutants if m.id in carried.narrowed)]
     if args.reuse:

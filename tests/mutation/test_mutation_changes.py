@@ -127,6 +127,7 @@ def test_a_change_inside_some_tests_changes_those_tests_alone(tmp_path: Path) ->
         "X = 1\n\n\nclass TestK:\n    def test_a(self):\n        assert X\n\n\ndef test_b():\n    assert X\n"
     )
     files = {"tests/unit/test_k.py": tests, "tests/unit/test_l.py": tests, "tests/other/test_m.py": tests}
+    files["tests/other/test_n.py"] = "from .test_m import test_b\n\n\ndef test_n():\n    test_b()\n"
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, encoding="utf-8")
@@ -148,5 +149,7 @@ def test_a_change_inside_some_tests_changes_those_tests_alone(tmp_path: Path) ->
     assert changes.changed_test("tests/other/test_m.py::test_c[1]")
     assert not changes.changed_test("tests/other/test_m.py::test_b")
     assert changes.within([], ["tests/other"]).test_functions == {"tests/other/test_m.py": {"test_c"}}
+    # a test file that imports from a changed one changes whole: what it imports may be what changed
+    assert changes.changed_test("tests/other/test_n.py::test_b")
     (tmp_path / "tests/unit/conftest.py").write_text("Y = 1\n", encoding="utf-8")  # a new helper beside
     assert changed_since("HEAD", tmp_path).test_functions == {"tests/other/test_m.py": {"test_c"}}

@@ -3,13 +3,17 @@ changed tests alone; everything else judged whole."""
 
 from __future__ import annotations
 
+import ast
+from collections import Counter
 from pathlib import Path
 
 import pytest
-from mutation_changes import changed_code_lines, changed_tests_within, spans_of_tests
+from mutation_changes import changed_code_lines, changed_tests_within, imported_tests, spans_of_tests
 from mutation_model import KILLED, SURVIVED, TIMEOUT
-from mutation_sweep import carry, select_tests, suite_code
+from mutation_sweep import carry, jobs, select_tests, suite_code
+from mutation_sweep.generate import Generated
 from mutation_sweep.results import ResultsError, SweepResults, load, universe_of
+from mutation_sweep.select_tests import SUITE
 from mutation_sweep.work_item import Mutant, Result
 
 A = Mutant("pkg/m.py", "f", "comparison", "a < 1", "a <= 1", 2, 2)
@@ -42,30 +46,84 @@ def _suite(
     return carry.Suite(python, package, helpers, tests)
 
 
-def _carry(earlier: list[Result], before: carry.Suite, now: carry.Suite, **kw: object) -> carry.Carried:
-    return carry.carry([A, B, C], earlier, before, now, mapping=MAP, root=Path("."), files=["pkg/m.py"], **kw)  # type: ignore[arg-type]
+def _carry(
+    earlier: list[Result],
+    before: carry.Suite | None,
+    now: carry.Suite,
+    *,
+    mapping: select_tests.TestMap = MAP,
+    scoped: frozenset[str] | set[str] = frozenset(),
+    package_at_ref: str = "",
+) -> carry.Carried:
+    return carry.carry(
+        [A, B, C],
+        earlier,
+        before,
+        now,
+        mapping=mapping,
+        root=Path("."),
+        files=["pkg/m.py"],
+        scoped=scoped,
+        package_at_ref=package_at_ref,
+    )
 
 
 def test_a_test_is_its_own_code_and_its_files_shared_code(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     path = tmp_path / "tests/test_a.py"
     path.write_text(TESTS, encoding="utf-8")
-    ids = [T1, f"{T2}[1]", "tests/test_a.py::Machine::runTest", "tests/gone.py::test_x"]
-    before = suite_code.digests(tmp_path, ids)
+    machine = "tests/test_a.py::Machine::runTest"
+    ids = [T1, f"{T2}[1]", machine, "tests/gone.py::test_x"]
+    before = suite_code.digests(tmp_path, ids, ran=ids)
     # parameters dropped, a gone file left out
-    assert sorted(before) == sorted([T1, T2, "tests/test_a.py::Machine::runTest"])
+    assert sorted(before) == sorted([T1, T2, machine])
     path.write_text(TESTS.replace("assert n\n", "assert n  # spacing and a note\n"), encoding="utf-8")
-    assert suite_code.digests(tmp_path, ids) == before
+    assert suite_code.digests(tmp_path, ids, ran=ids) == before
     path.write_text(TESTS.replace("assert n\n", "assert n > 0\n"), encoding="utf-8")
-    assert suite_code.changed(before, suite_code.digests(tmp_path, ids)) == (T2,)
+    # a test that is no function of its own (a state machine's TestCase) depends on the whole file
+    assert suite_code.changed(before, suite_code.digests(tmp_path, ids, ran=ids)) == (machine, T2)
     path.write_text(TESTS.replace("[1, 2]", "[1, 3]"), encoding="utf-8")  # a decorator is the test's own
-    assert suite_code.changed(before, suite_code.digests(tmp_path, ids)) == (T2,)
+    assert suite_code.changed(before, suite_code.digests(tmp_path, ids, ran=ids)) == (machine, T2)
     path.write_text(TESTS.replace("return 1", "return 2"), encoding="utf-8")  # shared: every test of the file
-    assert suite_code.changed(before, suite_code.digests(tmp_path, ids)) == tuple(sorted(before))
+    assert suite_code.changed(before, suite_code.digests(tmp_path, ids, ran=ids)) == tuple(sorted(before))
+    path.write_text(TESTS, encoding="utf-8")
+    # a test the map's run skipped then and runs now, or the other way, is a changed test
+    assert suite_code.changed(before, suite_code.digests(tmp_path, ids, ran=[T1, machine])) == (T2,)
+
+
+def test_only_what_pytest_collects_is_a_test_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    mixin = (
+        "class Contract:\n    def test_restores(self):\n        assert True\n\n\n"
+        "class TestPython(Contract):\n    def test_own(self):\n        assert True\n"
+    )
+    path = tmp_path / "tests/test_m.py"
+    path.write_text(mixin, encoding="utf-8")
+    assert set(spans_of_tests(ast.parse(mixin))) == {"TestPython.test_own"}
+    inherited, own = "tests/test_m.py::TestPython::test_restores", "tests/test_m.py::TestPython::test_own"
+    before = suite_code.digests(tmp_path, [inherited, own])
+    path.write_text(mixin.replace("assert True", "assert 1", 1), encoding="utf-8")  # the mixin's method
+    assert suite_code.changed(before, suite_code.digests(tmp_path, [inherited, own])) == (own, inherited)
+
+
+def test_a_test_file_another_imports_from_is_part_of_its_shared_code(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_a.py").write_text("def make():\n    return 1\n", encoding="utf-8")
+    (tmp_path / "tests/test_b.py").write_text(
+        "from .test_a import make\n\n\ndef test_b():\n    assert make()\n", encoding="utf-8"
+    )
+    (tmp_path / "tests/support.py").write_text(
+        "HELP = 1\n", encoding="utf-8"
+    )  # a helper: the suite's, not its
+    source = "from .support import HELP\nfrom . import test_a\nimport tests.test_a\n"
+    assert imported_tests("tests/test_b.py", ast.parse(source), tmp_path) == {"tests/test_a.py"}
+    before = suite_code.digests(tmp_path, ["tests/test_b.py::test_b"])
+    (tmp_path / "tests/test_a.py").write_text("def make():\n    return 0\n", encoding="utf-8")
+    assert suite_code.changed(before, suite_code.digests(tmp_path, ["tests/test_b.py::test_b"]))
 
 
 def test_a_change_inside_tests_names_them_and_any_other_names_the_whole_file() -> None:
-    assert set(spans_of_tests(TESTS)) == {"test_one", "test_two"}
+    assert set(spans_of_tests(ast.parse(TESTS))) == {"test_one", "test_two"}
     added = TESTS + "\n\ndef test_three():\n    assert True\n"
     assert changed_tests_within(TESTS, added, {17, 18}) == frozenset({"test_three"})
     assert changed_tests_within(TESTS, TESTS.replace("[1, 2]", "[1, 3]"), {12}) == frozenset({"test_two"})
@@ -75,15 +133,37 @@ def test_a_change_inside_tests_names_them_and_any_other_names_the_whole_file() -
     gone = added.replace('@pytest.mark.parametrize("n", [1, 2])\ndef test_two(n):\n    assert n\n\n\n', "")
     assert changed_code_lines(added, gone) == {9, 12}
     assert changed_tests_within(added, gone, {9, 12}) is None
+    # a fixture removed from between two tests marks only the lines either side, inside those tests
+    fixture = "@pytest.fixture(autouse=True)\ndef guard():\n    yield\n\n\n"
+    with_fixture = added.replace("@pytest.mark.parametrize", fixture + "@pytest.mark.parametrize")
+    assert changed_tests_within(with_fixture, added, changed_code_lines(with_fixture, added)) is None
+    assert changed_tests_within("def test_one(:\n", added, {17}) is None  # the old version did not parse
+    assert changed_tests_within(added, "def test_one(:\n", {1}) is None  # nor the new one
 
 
-def test_a_kill_is_carried_while_its_killer_is_unchanged() -> None:
+def test_a_kill_is_carried_while_its_killer_and_what_ran_before_it_are_unchanged() -> None:
     earlier = [Result(A, KILLED, (T1, T2), f"{T2}[1]", depends="d")]
-    carried = _carry(earlier, _suite({T1: "1", T2: "2"}), _suite({T1: "x", T2: "2", T3: "3"}))
+    was = _suite({T1: "1", T2: "2"})
+    carried = _carry(earlier, was, _suite({T1: "1", T2: "2", T3: "new"}))
     assert [r.mutant.id for r in carried.kept] == [A.id]
     assert carried.kept[0].verdict == KILLED
-    for now in ({T1: "1", T2: "changed"}, {T1: "1"}):  # the killer changed, or is gone
-        assert A in _carry(earlier, _suite({T1: "1", T2: "2"}), _suite(now)).whole
+    assert not carried.kept[0].depends  # no digest vouches for a verdict carried in part
+    for now in (
+        {T1: "1", T2: "changed"},  # the killer changed
+        {T1: "1"},  # the killer is gone
+        {T1: "changed", T2: "2"},  # a test that ran before the killer changed: the kill may have needed it
+    ):
+        assert A in _carry(earlier, was, _suite(now)).whole
+    # killed in a later phase (the traced tests) by a test that changed since
+    traced = [Result(A, KILLED, (T1,), T2, depends="d")]
+    assert A in _carry(traced, was, _suite({T1: "1", T2: "changed"})).whole
+    # the killer no longer reaches the mutant (skipped on this machine, say)
+    skipped = select_tests.TestMap({"pkg/m.py": {2: (T1,)}}, ("tests/test_a.py",))
+    assert A in _carry(earlier, was, _suite({T1: "1", T2: "2"}), mapping=skipped).whole
+    # the whole suite ran before the kill: any test changed since may have mattered, a new one not
+    suite = [Result(A, KILLED, (SUITE,), T2, depends="d")]
+    assert [r.mutant for r in _carry(suite, was, _suite({T1: "1", T2: "2", T3: "new"})).kept] == [A]
+    assert A in _carry(suite, was, _suite({T1: "changed", T2: "2"})).whole
 
 
 def test_a_survivor_runs_only_the_new_and_changed_tests_that_reach_it() -> None:
@@ -114,17 +194,78 @@ def test_nothing_is_carried_where_what_every_verdict_depends_on_changed(
     before: carry.Suite | None, now: carry.Suite, scoped: tuple[str, ...]
 ) -> None:
     earlier = [Result(A, KILLED, (T1,), T1, depends="d"), Result(B, SURVIVED, (T1,), depends="d")]
-    carried = _carry(earlier, before, now)  # type: ignore[arg-type]
+    carried = _carry(earlier, before, now)
     assert carried.whole == [A, B, C]
     assert not carried.kept
     assert not carried.narrowed
 
 
-def test_a_scoped_run_carries_what_a_changed_test_alone_chose_though_the_package_changed() -> None:
+def test_a_scoped_run_carries_what_a_changed_test_alone_chose_where_the_earlier_run_judged_its_ref() -> None:
     earlier = [Result(A, KILLED, (T1,), T1, depends="d"), Result(B, KILLED, (T1,), T1, depends="d")]
-    carried = _carry(earlier, _suite({T1: "1"}), _suite({T1: "1"}, package="changed"), scoped={B.id})
+    before, now = _suite({T1: "1"}, package="at-ref"), _suite({T1: "1"}, package="changed")
+    carried = _carry(earlier, before, now, scoped={B.id}, package_at_ref="at-ref")
     assert [r.mutant.id for r in carried.kept] == [B.id]
     assert carried.whole == [A, C]
+    # an earlier run of another commit than the ref: B's own code may have changed in between
+    assert _carry(earlier, before, now, scoped={B.id}, package_at_ref="other").whole == [A, B, C]
+
+
+def test_a_survivor_with_no_single_test_of_its_own_runs_every_new_and_changed_test(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/m.py").write_text("def f(a):\n    return a < 1\n", encoding="utf-8")
+    # no map of the core's lines: the tests of the reference's f are a guess, and its proof the whole suite's
+    core = Mutant("pkg/c.pyx", "f", "comparison", "a < 1", "a <= 1", 2, 2)
+    alone = Mutant("pkg/m.py", "h", "comparison", "c < 1", "c <= 1", 9, 9)  # no test reaches line 9
+    earlier = [Result(m, SURVIVED, (T1,), depends="d") for m in (core, alone)]
+    now = _suite({T1: "1", T2: "changed", T3: "new"})
+    carried = carry.carry(
+        [core, alone],
+        earlier,
+        _suite({T1: "1", T2: "2"}),
+        now,
+        mapping=MAP,
+        root=tmp_path,
+        files=["pkg/m.py"],
+    )
+    assert carried.narrowed == {core.id: (T3, T2), alone.id: (T3, T2)}
+
+
+def test_a_file_in_the_map_stands_for_its_tests_and_the_traced_tests_reach_every_mutant() -> None:
+    by_file = select_tests.TestMap({"pkg/m.py": {2: ("tests/test_a.py",), 5: ("tests/test_b.py::t",)}}, ())
+    traced = select_tests.TestMap({"pkg/m.py": {2: (T1,), 5: (T1,)}}, (), (T3,))
+    earlier = [Result(A, SURVIVED, (T1,), depends="d"), Result(B, SURVIVED, (T1,), depends="d")]
+    was, now = _suite({T1: "1", T2: "2"}), _suite({T1: "1", T2: "changed", T3: "new"})
+    assert _carry(earlier, was, now, mapping=by_file).narrowed == {A.id: (T3, T2)}
+    assert _carry(earlier, was, now, mapping=traced).narrowed == {A.id: (T3,), B.id: (T3,)}
+
+
+def test_a_runs_suite_holds_every_test_the_map_saw_and_whether_it_ran(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_a.py").write_text(TESTS, encoding="utf-8")
+    mapping = select_tests.TestMap(
+        {"pkg/m.py": {2: (T1,)}}, (), (f"{T2}[1]",), {T3: 0.0, "tests/test_a.py": 1.0}
+    )
+    suite = carry.suite_of(tmp_path, [], ["tests"], mapping)
+    assert suite.tests == suite_code.digests(tmp_path, [T1, T2, T3], ran=[T1, T2])
+    assert suite.tests[T3] != suite_code.digests(tmp_path, [T3], ran=[T3])[T3]  # skipped in the map's run
+
+
+def test_a_narrowed_survivor_runs_those_tests_alone(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/m.py").write_text("def f(a):\n    return a < 1\n", encoding="utf-8")
+    generated = Generated([A], {A.id: ""}, Counter(), {})
+    mapping = select_tests.TestMap({"pkg/m.py": {2: (T1, T2)}}, ("tests/test_a.py",), (T3,), {T1: 0.1})
+    made, _ = jobs.make(
+        [A],
+        generated,
+        root=tmp_path,
+        files=[],
+        mapping=mapping,
+        scratch=tmp_path,
+        parallel=1,
+        only={A.id: (T2,)},
+    )
+    assert [(j.tests, j.then_tests, j.then_suite) for j in made] == [((T2,), (), False)]
 
 
 def test_only_a_recorded_kill_or_survivor_is_carried_and_an_import_survivor_never() -> None:

@@ -244,3 +244,53 @@ def test_a_run_reuses_the_verdicts_whose_inputs_are_unchanged_and_judges_the_res
     assert [m.id for m in ran] == [stale]
     assert f"reused {len(every) - 1} verdicts" in caplog.text
     assert {r.mutant.id for r in load(second, whole=False).results} == every
+
+
+@pytest.mark.e2e
+def test_a_run_carries_survivors_test_by_test_and_judges_them_against_the_changed_tests_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from dataclasses import replace
+
+    from mutation_model import SURVIVED
+    from mutation_sweep import cli
+    from mutation_sweep import jobs as sweep_jobs
+    from mutation_sweep.results import load
+
+    ran: list[forked.Job] = []
+
+    def run(jobs: list[forked.Job], *args: object, **kwargs: object) -> list[Result]:
+        ran.extend(jobs)
+        return [Result(j.mutant, SURVIVED, j.tests) for j in jobs]
+
+    monkeypatch.setenv("GUARD_LIB_IMPL", "python")
+    test = "tests/behaviour/test_result.py::test_ok_answers_and_unwraps"
+    mapping = select_tests.TestMap({}, ("tests",), seconds={test: 0.1})
+    monkeypatch.setattr(sweep_jobs, "test_maps", lambda *a, **k: mapping)
+    monkeypatch.setattr(forked, "warm_up", lambda: None)
+    monkeypatch.setattr(forked, "run", run)
+    first = tmp_path / "first.json"
+    argv = ["run", "--jobs", "1", "--operator", "remove-normaliser"]
+    assert cli.main([*argv, "--out", str(first)]) == 0
+    earlier = load(first, whole=False)
+    assert earlier.suite is not None
+    assert test in earlier.suite.tests
+    every = {r.mutant.id for r in earlier.results}
+    # the test changed since (its digest differs), so every digest sends its survivors to be judged again
+    earlier.suite = replace(earlier.suite, tests={test: "0" * 64})
+    earlier.results[:] = [replace(r, depends="0" * 64) for r in earlier.results]
+    earlier.write(first)
+    ran.clear()
+    caplog.set_level(logging.INFO)
+    second = tmp_path / "second.json"
+    assert cli.main([*argv, "--out", str(second), "--reuse", str(first)]) == 0
+    assert {j.mutant.id for j in ran} == every
+    assert {j.tests for j in ran} == {(test,)}
+    assert {j.then_suite for j in ran} == {False}
+    assert (
+        f"{len(every)} survivors judged against the new and changed tests that reach them alone"
+        in caplog.text
+    )
+    judged = load(second, whole=False).results
+    assert all("carried from the earlier run" in r.detail for r in judged)
+    assert all(r.depends for r in judged)  # the package is unchanged: the whole proof is this tree's
