@@ -5,8 +5,9 @@ edits; ``generate`` walks each file and splices them in; ``interceptors/`` drop 
 ``select_tests`` maps lines to the tests that reach them; ``scope`` narrows a run to a change;
 ``runners/warm`` runs a mutant of one function's body in a child of a session that collected the suite
 once, and ``runners/forked`` every other in a forked child that collects its own; ``results`` writes
-and merges the results; ``judge`` is the sweep's part of the gate. ``work_item`` holds the record they
-all share.
+and merges the results; ``reuse`` keeps a verdict whose inputs are unchanged, and ``carry`` what an
+earlier run still proves test by test (each test's code, from ``suite_code``); ``judge`` is the sweep's
+part of the gate. ``work_item`` holds the record they all share.
 """
 
 from __future__ import annotations
