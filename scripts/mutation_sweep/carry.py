@@ -62,13 +62,13 @@ def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mappi
     helpers = [f for f in every_test if not Path(f).name.startswith("test_")]
     code = code_digests(root, [*files, *helpers])
     reached = {t for lines in mapping.lines.values() for ran in lines.values() for t in ran}
-    ran = reached | set(mapping.traced)
-    tests = ran | {t for t in mapping.seconds if "::" in t}
+    tests = reached | set(mapping.traced) | {t for t in mapping.seconds if "::" in t}
+    skipped = {suite_code.normal(t) for t in mapping.skipped}
     return Suite(
         sys.version,
         digest([code[f] for f in files]),
         digest([code[f] for f in helpers]),
-        suite_code.digests(root, tests, ran),
+        suite_code.digests(root, tests, [t for t in tests if suite_code.normal(t) not in skipped]),
     )
 
 

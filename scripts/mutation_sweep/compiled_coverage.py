@@ -26,6 +26,7 @@ from .select_tests import (
     lines_outside_tests,
     quickest_first,
     reaching_tests,
+    skipped_tests,
     test_modules,
     test_seconds,
     traced_tests,
@@ -80,4 +81,5 @@ def _core_map(root: Path, package: str, pytest_args: Sequence[str], scratch: Pat
         lines_outside_tests(data_file, copy, suffix=".pyx"),
         *map_probe.read(scratch / IMPORTS),
         map_probe.complete(scratch / IMPORTS),
+        skipped_tests(junit, test_modules(copy)),
     )

@@ -81,6 +81,8 @@ class TestMap:
     # whether every process of the map's run said what it saw (``map_probe.complete``): only then does a
     # statement that ran nowhere in it tell that no test coverage follows reaches it
     complete: bool = False
+    # the tests every case of which the map's run skipped (``skipped_tests``)
+    skipped: frozenset[str] = frozenset()
 
 
 def test_modules(root: Path) -> dict[str, str]:
@@ -114,6 +116,7 @@ def test_map(root: Path, package: str, pytest_args: Sequence[str], preload: Sequ
             lines_before_tests(Path(tmp), data_file, root, suffix=""),
             *map_probe.read(Path(tmp, IMPORTS)),
             map_probe.complete(Path(tmp, IMPORTS)),
+            skipped_tests(junit, test_modules(root)),
         )
 
 
@@ -225,6 +228,20 @@ def test_seconds(junit: Path, test_files: dict[str, str]) -> dict[str, float]:
                 seconds[path] = seconds.get(path, 0.0) + spent
                 break
     return seconds
+
+
+def skipped_tests(junit: Path, test_files: dict[str, str]) -> frozenset[str]:
+    """The tests (node ids without parameters) every case of which the run skipped."""
+    ran: dict[str, bool] = {}
+    for case in ET.parse(junit).iter("testcase"):
+        parts = case.get("classname", "").split(".")
+        for cut in range(len(parts), 0, -1):
+            path = test_files.get(".".join(parts[:cut]))
+            if path is not None:
+                node = "::".join([path, *parts[cut:], case.get("name", "").split("[")[0]])
+                ran[node] = ran.get(node, False) or case.find("skipped") is None
+                break
+    return frozenset(node for node, any_ran in ran.items() if not any_ran)
 
 
 def quickest_first(junit: Path, test_files: dict[str, str]) -> tuple[str, ...]:

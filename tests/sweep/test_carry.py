@@ -243,7 +243,11 @@ def test_a_runs_suite_holds_every_test_the_map_saw_and_whether_it_ran(tmp_path: 
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests/test_a.py").write_text(TESTS, encoding="utf-8")
     mapping = select_tests.TestMap(
-        {"pkg/m.py": {2: (T1,)}}, (), (f"{T2}[1]",), {T3: 0.0, "tests/test_a.py": 1.0}
+        {"pkg/m.py": {2: (T1,)}},
+        (),
+        (f"{T2}[1]",),
+        {T3: 0.0, "tests/test_a.py": 1.0},
+        skipped=frozenset({T3}),
     )
     suite = carry.suite_of(tmp_path, [], ["tests"], mapping)
     assert suite.tests == suite_code.digests(tmp_path, [T1, T2, T3], ran=[T1, T2])

@@ -52,11 +52,13 @@ def test_the_maps_made_are_only_those_the_mutants_need(monkeypatch: pytest.Monke
 
     def reference(*args: object) -> select_tests.TestMap:
         made.append("reference")
-        return select_tests.TestMap({"guard_lib/a.py": {1: ("t::a",)}}, ("tests/a.py",))
+        skipped = frozenset({"t::core_only", "t::gpu"})
+        return select_tests.TestMap({"guard_lib/a.py": {1: ("t::a",)}}, ("tests/a.py",), skipped=skipped)
 
     def core(*args: object) -> select_tests.TestMap:
         made.append("core")
-        return select_tests.TestMap({"guard_lib/_core.pyx": {1: ("t::b",)}}, ("tests/b.py",))
+        skipped = frozenset({"t::gpu"})
+        return select_tests.TestMap({"guard_lib/_core.pyx": {1: ("t::b",)}}, ("tests/b.py",), skipped=skipped)
 
     monkeypatch.setattr(jobs, "test_map", reference)
     monkeypatch.setattr(compiled_coverage, "core_map", core)
@@ -70,6 +72,7 @@ def test_the_maps_made_are_only_those_the_mutants_need(monkeypatch: pytest.Monke
     both = jobs.test_maps(compiled + python, root, "guard_lib", [], every_file=False, preload=())
     assert set(both.lines) == {"guard_lib/a.py", "guard_lib/_core.pyx"}
     assert both.suite_order == ("tests/a.py",)  # the reference's order, the one every mutant's tests pass
+    assert both.skipped == {"t::gpu"}  # a test that ran on either implementation ran
     made.clear()
     jobs.test_maps(
         compiled, root, "guard_lib", [], every_file=True, preload=()

@@ -118,3 +118,21 @@ def test_a_mutants_tests_run_the_quickest_first_by_what_each_took(tmp_path: Path
         "tests/test_a.py",
     )
     assert select_tests.tests_for(mapping, "m.py", range(4, 5)) == (select_tests.SUITE,)
+
+
+def test_a_test_is_skipped_only_where_every_case_of_it_was(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("", encoding="utf-8")
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_a" name="test_gpu[1]"><skipped message="no CUDA" /></testcase>'
+        '<testcase classname="tests.test_a" name="test_gpu[2]"><skipped message="no CUDA" /></testcase>'
+        '<testcase classname="tests.test_a" name="test_some[cuda]"><skipped message="no CUDA" /></testcase>'
+        '<testcase classname="tests.test_a" name="test_some[sim]" />'
+        '<testcase classname="tests.test_a" name="test_plain" />'
+        "</testsuite></testsuites>",
+        encoding="utf-8",
+    )
+    skipped = select_tests.skipped_tests(junit, select_tests.test_modules(tmp_path))
+    assert skipped == {"tests/test_a.py::test_gpu"}
