@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,33 +214,32 @@ def lines_outside_tests(data_file: Path, root: Path, suffix: str) -> dict[str, f
     return found
 
 
-def test_seconds(junit: Path, test_files: dict[str, str]) -> dict[str, float]:
-    """What each test took in a run, by node id without parameters, and each test file as a whole."""
-    seconds: dict[str, float] = {}
+def _cases(junit: Path, test_files: dict[str, str]) -> Iterator[tuple[str, str, ET.Element]]:
+    """Each test case of a run's report, as (its node id without parameters, its file, the case)."""
     for case in ET.parse(junit).iter("testcase"):
         parts = case.get("classname", "").split(".")
         for cut in range(len(parts), 0, -1):
             path = test_files.get(".".join(parts[:cut]))
             if path is not None:
-                spent = float(case.get("time") or 0)
-                node = "::".join([path, *parts[cut:], case.get("name", "").split("[")[0]])
-                seconds[node] = seconds.get(node, 0.0) + spent
-                seconds[path] = seconds.get(path, 0.0) + spent
+                yield "::".join([path, *parts[cut:], case.get("name", "").split("[")[0]]), path, case
                 break
+
+
+def test_seconds(junit: Path, test_files: dict[str, str]) -> dict[str, float]:
+    """What each test took in a run, by node id without parameters, and each test file as a whole."""
+    seconds: dict[str, float] = {}
+    for node, path, case in _cases(junit, test_files):
+        spent = float(case.get("time") or 0)
+        seconds[node] = seconds.get(node, 0.0) + spent
+        seconds[path] = seconds.get(path, 0.0) + spent
     return seconds
 
 
 def skipped_tests(junit: Path, test_files: dict[str, str]) -> frozenset[str]:
     """The tests (node ids without parameters) every case of which the run skipped."""
     ran: dict[str, bool] = {}
-    for case in ET.parse(junit).iter("testcase"):
-        parts = case.get("classname", "").split(".")
-        for cut in range(len(parts), 0, -1):
-            path = test_files.get(".".join(parts[:cut]))
-            if path is not None:
-                node = "::".join([path, *parts[cut:], case.get("name", "").split("[")[0]])
-                ran[node] = ran.get(node, False) or case.find("skipped") is None
-                break
+    for node, _, case in _cases(junit, test_files):
+        ran[node] = ran.get(node, False) or case.find("skipped") is None
     return frozenset(node for node, any_ran in ran.items() if not any_ran)
 
 
