@@ -47,11 +47,11 @@ class Changes:
 
     def changed_test(self, test: str) -> bool:
         """Whether the test (a node id, or its file) is one whose code, or a helper's beside it, changed."""
-        file, _, rest = test.partition("::")
+        file, name = function_of(test)
         if file not in self.tests:
             return False
         only = self.test_functions.get(file)
-        return only is None or not rest or rest.split("[", maxsplit=1)[0].replace("::", ".") in only
+        return only is None or not name or name in only
 
     def touches(self, file: str, first: int, last: int) -> bool:
         changed = self.lines.get(file)
@@ -198,6 +198,12 @@ def functions_holding(text: str, lines: Iterable[int], *, cython: bool = False) 
         if holding:
             found.add(min(holding)[1])
     return found
+
+
+def function_of(test: str) -> tuple[str, str]:
+    """A node id's file and qualified function: ``f.py::Class::test_x[p]`` -> ``(f.py, Class.test_x)``."""
+    file, _, rest = test.partition("::")
+    return file, rest.split("[", maxsplit=1)[0].replace("::", ".")
 
 
 def spans_of_tests(tree: ast.Module) -> dict[str, tuple[int, int]]:

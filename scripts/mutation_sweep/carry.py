@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mutation_changes import code_of, digest, text_at
+from mutation_changes import digest
 from mutation_model import KILLED, SURVIVED
 
 from . import suite_code
 from .generate import is_cython
-from .reuse import code_digests, suite_files
+from .reuse import code_digests, helpers_of, suite_files
 from .select_tests import SUITE, TestMap, tests_of
 from .work_item import Mutant, Result
 
@@ -58,8 +58,7 @@ class Suite:
 
 def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mapping: TestMap) -> Suite:
     """This tree's ``Suite``, its tests those the map ran."""
-    every_test = suite_files(root, pytest_args)
-    helpers = [f for f in every_test if not Path(f).name.startswith("test_")]
+    helpers = helpers_of(suite_files(root, pytest_args))
     code = code_digests(root, [*files, *helpers])
     reached = {t for lines in mapping.lines.values() for ran in lines.values() for t in ran}
     tests = reached | set(mapping.traced) | {t for t in mapping.seconds if "::" in t}
@@ -74,7 +73,8 @@ def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mappi
 
 def package_at(root: Path, files: Sequence[str], commit: str) -> str:
     """``Suite.package`` as ``commit`` holds the package."""
-    return digest([digest([f, code_of(text_at(root, commit, f))]) for f in files])
+    code = code_digests(root, files, commit)
+    return digest([code[f] for f in files])
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from mutation_changes import code_of, digest
+from mutation_changes import code_of, digest, text_at
 
 from .generate import is_cython
 from .select_tests import SUITE, TestMap, tests_of
@@ -31,9 +31,16 @@ def _text(root: Path, rel: str) -> str:
     return code_of(path.read_text(encoding="utf-8")) if path.is_file() else ""
 
 
-def code_digests(root: Path, files: Sequence[str]) -> dict[str, str]:
-    """Each file's digest, of its name and its code."""
-    return {f: digest([f, _text(root, f)]) for f in files}
+def code_digests(root: Path, files: Sequence[str], commit: str | None = None) -> dict[str, str]:
+    """Each file's digest, of its name and its code: in the working tree, or as ``commit`` holds it."""
+    if commit is None:
+        return {f: digest([f, _text(root, f)]) for f in files}
+    return {f: digest([f, code_of(text_at(root, commit, f))]) for f in files}
+
+
+def helpers_of(suite: Sequence[str]) -> list[str]:
+    """The files of the suite that are no test module: conftest, support modules."""
+    return [f for f in suite if not Path(f).name.startswith("test_")]
 
 
 def suite_files(root: Path, suite: Sequence[str]) -> list[str]:
@@ -53,7 +60,7 @@ def digests(
 ) -> dict[str, str]:
     """Each mutant's ``depends`` digest, by id."""
     every_test = suite_files(root, suite)
-    helpers = [f for f in every_test if not Path(f).name.startswith("test_")]
+    helpers = helpers_of(every_test)
     code = code_digests(root, [*files, *every_test])
     base = digest([sys.version, *(code[f] for f in files), *(code[f] for f in helpers)])
     out: dict[str, str] = {}

@@ -17,13 +17,7 @@ import textwrap
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
-from mutation_changes import code_of, digest, imported_tests, shared_code, spans_of_tests
-
-
-def function_of(test: str) -> tuple[str, str]:
-    """A node id's file and qualified function: ``f.py::Class::test_x[p]`` -> ``(f.py, Class.test_x)``."""
-    file, _, rest = test.partition("::")
-    return file, rest.split("[", maxsplit=1)[0].replace("::", ".")
+from mutation_changes import code_of, digest, function_of, imported_tests, shared_code, spans_of_tests
 
 
 def normal(test: str) -> str:

@@ -239,7 +239,7 @@ def test_a_file_in_the_map_stands_for_its_tests_and_the_traced_tests_reach_every
     assert _carry(earlier, was, now, mapping=traced).narrowed == {A.id: (T3,), B.id: (T3,)}
 
 
-def test_a_runs_suite_holds_every_test_the_map_saw_and_whether_it_ran(tmp_path: Path) -> None:
+def test_a_runs_record_holds_every_test_the_map_saw_and_whether_it_was_skipped(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests/test_a.py").write_text(TESTS, encoding="utf-8")
     mapping = select_tests.TestMap(

@@ -28,11 +28,8 @@ def test_a_test_is_found_by_any_name_coverage_gives_its_module(tmp_path: Path) -
 
 
 def test_the_tests_a_report_names_as_tracing_are_read_by_node_id(tmp_path: Path) -> None:
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_a.py").write_text("", encoding="utf-8")
-    junit = tmp_path / "junit.xml"
-    junit.write_text(
-        '<testsuites><testsuite name="pytest">'
+    junit = _report(
+        tmp_path,
         '<testcase classname="tests.test_a" name="test_plain" />'
         '<testcase classname="tests.test_a" name="test_traced[1]">'
         '<properties><property name="traces" value="true" /></properties></testcase>'
@@ -41,9 +38,7 @@ def test_the_tests_a_report_names_as_tracing_are_read_by_node_id(tmp_path: Path)
         '<testcase classname="tests.test_a" name="test_other_property">'
         '<properties><property name="other" value="true" /></properties></testcase>'
         '<testcase classname="tests.test_a" name="test_failed"><failure message="x" /></testcase>'
-        '<testcase classname="tests.test_a" name="test_in_error"><error message="x" /></testcase>'
-        "</testsuite></testsuites>",
-        encoding="utf-8",
+        '<testcase classname="tests.test_a" name="test_in_error"><error message="x" /></testcase>',
     )
     # a test that failed in the map's run stopped short of what it reaches once it passes
     assert select_tests.traced_tests(junit, tmp_path, tmp_path) == (
@@ -121,18 +116,25 @@ def test_a_mutants_tests_run_the_quickest_first_by_what_each_took(tmp_path: Path
 
 
 def test_a_test_is_skipped_only_where_every_case_of_it_was(tmp_path: Path) -> None:
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_a.py").write_text("", encoding="utf-8")
-    junit = tmp_path / "junit.xml"
-    junit.write_text(
-        '<testsuites><testsuite name="pytest">'
-        '<testcase classname="tests.test_a" name="test_gpu[1]"><skipped message="no CUDA" /></testcase>'
-        '<testcase classname="tests.test_a" name="test_gpu[2]"><skipped message="no CUDA" /></testcase>'
-        '<testcase classname="tests.test_a" name="test_some[cuda]"><skipped message="no CUDA" /></testcase>'
-        '<testcase classname="tests.test_a" name="test_some[sim]" />'
-        '<testcase classname="tests.test_a" name="test_plain" />'
-        "</testsuite></testsuites>",
-        encoding="utf-8",
+    junit = _report(
+        tmp_path,
+        '<testcase classname="tests.test_a" name="test_gpu[1]"><skipped message="no CUDA" /></testcase>',
+        '<testcase classname="tests.test_a" name="test_gpu[2]"><skipped message="no CUDA" /></testcase>',
+        '<testcase classname="tests.test_a" name="test_some[cuda]"><skipped message="no CUDA" /></testcase>',
+        '<testcase classname="tests.test_a" name="test_some[sim]" />',
+        '<testcase classname="tests.test_a" name="test_plain" />',
     )
     skipped = select_tests.skipped_tests(junit, select_tests.test_modules(tmp_path))
     assert skipped == {"tests/test_a.py::test_gpu"}
+
+
+def _report(root: Path, *cases: str) -> Path:
+    """A run's JUnit report of ``cases``, beside an empty ``tests/test_a.py`` they name."""
+    (root / "tests").mkdir()
+    (root / "tests" / "test_a.py").write_text("", encoding="utf-8")
+    junit = root / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite name="pytest">' + "".join(cases) + "</testsuite></testsuites>",
+        encoding="utf-8",
+    )
+    return junit
