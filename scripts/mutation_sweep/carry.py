@@ -3,9 +3,10 @@ a test changed, what the earlier run proved of it may still hold for every other
 
 A kill holds while the test that killed it is unchanged. A survivor passed every test that reached it; the
 ones unchanged since would pass again, so only the new and changed tests among those that reach it need
-run. Both need the same interpreter and the suite's helpers unchanged, and the package's code unchanged,
-except for a mutant a scoped run chose only because a changed test reaches it: that run judges only what
-its change selects, and so takes the rest of the package as the earlier run judged it.
+run (every one of them, for what runs at import or a definition's header). Both need the same interpreter
+and the suite's helpers unchanged, and the package's code unchanged, except for a mutant a scoped run chose
+only because a changed test reaches it: that run judges only what its change selects, and so takes the rest
+of the package as the earlier run judged it.
 """
 
 from __future__ import annotations
@@ -137,9 +138,9 @@ def carry(
                 kept.append(replace(was, mutant=m, depends=""))
             else:
                 whole.append(m)
-        elif m.at_import or m.definition:
-            whole.append(m)  # its survival was proved through the whole suite's phases, and the import's
         else:
+            # What runs at import, or a definition's header, every test reaches (``reach`` is None): the
+            # earlier run proved every unchanged test passes, through the suite or the import's state.
             reaching = {t for t in changed if _within(t, reach)}
             if reaching:
                 narrowed[m.id] = tuple(sorted(reaching))
@@ -150,8 +151,11 @@ def carry(
 
 
 def _reach(m: Mutant, mapping: TestMap, root: Path, files: Sequence[str]) -> frozenset[str] | None:
-    """The tests that reach ``m`` now, and those coverage cannot follow; None for the whole suite (no single
-    test reaches it, or a compiled mutant with no map of the core's lines, whose tests are a guess)."""
+    """The tests that reach ``m`` now, and those coverage cannot follow; None for the whole suite (what runs
+    at import or a definition's header, which every test may see; no single test reaches it; or a compiled
+    mutant with no map of the core's lines, whose tests are a guess)."""
+    if m.at_import or m.definition:
+        return None
     tests = tests_of(m, mapping, root, files)
     if tests == (SUITE,) or (is_cython(m.file) and m.file not in mapping.lines):
         return None

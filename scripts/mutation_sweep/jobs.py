@@ -93,13 +93,18 @@ def make(
         # there: a mutant of it that survives the reference runs the suite on the built core too.
         then_compiled = core_built and m.at_import and not is_cython(m.file)
         chosen = selection.plan(m, mapping, root, files, statements)
-        if only and m.id in only:
+        narrowed = only is not None and m.id in only
+        if only is not None and narrowed:
             chosen = selection.only(mapping, only[m.id])
         source = generated.sources[m.id]
         module = selection.module_of(m.file)
         on = switch if built is not None else None
         warm = selection.warm_fit(m, source, root, mapping, switch=on, tests=(*chosen.tests, *chosen.traced))
-        proof = None if is_cython(m.file) else _state_proof(m, chosen.tests, module, mapping, then_compiled)
+        proof = (
+            None
+            if is_cython(m.file) or narrowed
+            else _state_proof(m, chosen.tests, module, mapping, then_compiled)
+        )
         scale, expected = chosen.timeout_scale, chosen.expected_s
         if proof is not None:
             jobs.append(
@@ -121,7 +126,9 @@ def make(
                 mapping.suite_order,
                 chosen.then_suite,
                 then_tests=chosen.traced,
-                then_compiled=then_compiled,
+                # a narrowed survivor of what runs at import passed the core's suite too: its tests there
+                then_compiled=then_compiled and not narrowed,
+                again_compiled=then_compiled and narrowed,
                 built=built,
                 switch=switch,
                 timeout_scale=scale,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from mutation_model import KILLED, SURVIVED, TIMEOUT
 from mutation_sweep import carry, jobs, select_tests, suite_code
 from mutation_sweep.generate import Generated
 from mutation_sweep.results import ResultsError, SweepResults, load, universe_of
+from mutation_sweep.runners import forked
 from mutation_sweep.select_tests import SUITE
 from mutation_sweep.work_item import Mutant, Result
 
@@ -272,15 +274,78 @@ def test_a_narrowed_survivor_runs_those_tests_alone(tmp_path: Path) -> None:
     assert [(j.tests, j.then_tests, j.then_suite) for j in made] == [((T2,), (), False)]
 
 
-def test_only_a_recorded_kill_or_survivor_is_carried_and_an_import_survivor_never() -> None:
+def test_only_a_recorded_kill_or_survivor_is_carried() -> None:
     earlier = [
         Result(A, TIMEOUT, (T1,), depends="d"),
         Result(B, SURVIVED, (T1,)),  # recorded before verdicts had their inputs
-        Result(C, SURVIVED, (T1,), depends="d"),  # proved through the import's phases
     ]
     assert _carry(earlier, _suite({T1: "1"}), _suite({T1: "changed"})).whole == [A, B, C]
     imported = [Result(C, KILLED, (T1,), T1, depends="d")]
     assert [r.mutant for r in _carry(imported, _suite({T1: "1"}), _suite({T1: "1"})).kept] == [C]
+
+
+def test_a_survivor_of_what_runs_at_import_runs_every_new_and_changed_test_whatever_coverage_says() -> None:
+    # Coverage ties line 8 to T1 alone, but every test may see what the import left: T3, new, and T2,
+    # changed, run too. A header's survivor is the same.
+    header = Mutant("pkg/m.py", "g", "drop-element", "b=1", "b", 4, 4, definition=True)
+    earlier = [
+        Result(C, SURVIVED, (SUITE,), depends="d"),
+        Result(header, SURVIVED, (T1,), depends="d"),
+    ]
+    carried = carry.carry(
+        [C, header],
+        earlier,
+        _suite({T1: "1", T2: "2"}),
+        _suite({T1: "1", T2: "changed", T3: "3"}),
+        mapping=MAP,
+        root=Path("."),
+        files=["pkg/m.py"],
+    )
+    assert carried.narrowed == {C.id: (T3, T2), header.id: (T3, T2)}
+    assert (carried.kept, carried.whole) == ([], [])
+    unchanged = _carry([Result(C, SURVIVED, (SUITE,), depends="d")], _suite({T1: "1"}), _suite({T1: "1"}))
+    assert [r.mutant for r in unchanged.kept] == [C]
+
+
+def test_a_narrowed_survivor_of_what_runs_at_import_runs_its_tests_alone_on_each_implementation(
+    tmp_path: Path,
+) -> None:
+    # Not the import's phases (the comparisons, the whole suite): the earlier run proved those for every
+    # unchanged test. Where the module loads under a built core too, the same tests run there after.
+    (tmp_path / "guard_lib").mkdir()
+    (tmp_path / "guard_lib" / "a.py").write_text("a = 1\n", encoding="utf-8")
+    (tmp_path / "guard_lib" / "_core.pyx").write_text("", encoding="utf-8")
+    mutant = Mutant("guard_lib/a.py", "<module>", "replace-value", "1", "3", 1, 1, at_import=True)
+    generated = Generated([mutant], {mutant.id: ""}, Counter(), {})
+    mapping = select_tests.TestMap(
+        {"guard_lib/a.py": {1: (T1,)}}, ("t",), collected=("guard_lib", "guard_lib.a"), seconds={T1: 0.1}
+    )
+
+    def made() -> forked.Job:
+        found, _ = jobs.make(
+            [mutant],
+            generated,
+            root=tmp_path,
+            files=["guard_lib/_core.pyx", "guard_lib/a.py"],
+            mapping=mapping,
+            scratch=tmp_path,
+            parallel=1,
+            only={mutant.id: (T2,)},
+        )
+        assert len(found) == 1
+        return found[0]
+
+    alone = made()
+    assert (alone.tests, alone.then_state, alone.then_tests, alone.then_suite) == ((T2,), (), (), False)
+    assert (alone.then_compiled, alone.again_compiled, alone.warm) == (False, False, False)
+    assert forked.next_phase(alone) is None
+    (tmp_path / "guard_lib" / f"_core{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    both = made()
+    assert (both.tests, both.then_state, both.then_compiled, both.again_compiled) == ((T2,), (), False, True)
+    on_core = forked.next_phase(both)
+    assert on_core is not None
+    assert (on_core.tests, on_core.impl, on_core.again_compiled) == ((T2,), "compiled", False)
+    assert forked.next_phase(on_core) is None
 
 
 def test_a_run_keeps_its_suite_and_a_malformed_one_is_refused(tmp_path: Path) -> None:

@@ -60,10 +60,10 @@ class Job:
     # when every phase passed on the reference, the whole suite once more on the compiled core: what runs
     # at import may also differ only there (which classes a module takes from the core)
     then_compiled: bool = False
+    again_compiled: bool = False  # ``then_compiled`` with ``tests`` alone: a survivor carried (``carry``)
     impl: str = ""  # the implementation the tests run (GUARD_LIB_IMPL); "": as the sweep was started
     spent: float = 0.0  # seconds an earlier phase of this mutant took
-    # A compiled mutant: the project copy whose extension holds it, and its switch there (None: the
-    # copy was built from the mutant alone). ``source`` is then unused.
+    # A compiled mutant: the copy whose extension holds it, its switch there (None: built alone; no source)
     built: Path | None = None
     switch: int | None = None
     timeout_scale: float = 1.0  # a job that runs the whole suite on purpose may take this many times longer
@@ -109,9 +109,6 @@ class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             if is_package:
                 spec.submodule_search_locations = [str(Path(self.path).parent)]
         return spec
-
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
-        return None
 
     def exec_module(self, module: ModuleType) -> None:
         module.__file__ = self.path
@@ -224,10 +221,9 @@ def warm_up() -> None:
 
 
 def verdict_of(status: int) -> str:
-    # pytest: 0 all passed, 1 a test failed, 2 interrupted (a KeyboardInterrupt a mutant let escape),
-    # 3 internal error, 4 usage error (a conftest that cannot import the mutant), 5 no tests; below 0,
-    # killed by a signal. The unmutated suite ran green with the same arguments, so any other failure to
-    # pass is the mutant's doing.
+    # pytest: 0 passed, 1 a test failed, 2 interrupted (a KeyboardInterrupt a mutant let escape), 3 internal
+    # error, 4 usage error (a conftest that cannot import the mutant), 5 no tests; below 0, a signal. The
+    # unmutated suite ran green with the same arguments: any other failure to pass is the mutant's doing.
     if status == 0:
         return SURVIVED
     if status == 5:
@@ -319,7 +315,7 @@ DIFFERS, MOVED, SAME = "differs", "the same, lines moved", "the same"
 
 def next_phase(job: Job, same: str = DIFFERS) -> Job | None:
     """What a job whose tests all passed runs next, if anything: the traced tests, then the comparisons of
-    the state after import, then the whole suite, then the whole suite on the compiled core. ``same``:
+    the state after import, then the whole suite, then the whole suite (or ``tests``) on the core. ``same``:
     what a ``(STATE,)`` phase found, against the unmutated package (DIFFERS, MOVED or SAME)."""
     if job.tests == (STATE,):
         on_core = job.impl == "compiled"
@@ -352,8 +348,10 @@ def next_phase(job: Job, same: str = DIFFERS) -> Job | None:
         )
     if job.then_suite:
         return dataclasses.replace(job, tests=(SUITE,), then_suite=False)
-    if job.then_compiled:
-        return dataclasses.replace(job, tests=(SUITE,), then_compiled=False, impl="compiled")
+    if job.then_compiled or job.again_compiled:
+        tests = (SUITE,) if job.then_compiled else job.tests
+        job = dataclasses.replace(job, then_compiled=False, again_compiled=False)
+        return dataclasses.replace(job, tests=tests, impl="compiled")
     return None
 
 
