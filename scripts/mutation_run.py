@@ -21,18 +21,19 @@ import filecmp
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import mutmut_reuse
-from mutation_changes import changed_since, verify_ref
+from mutation_changes import Changes, changed_since, verify_ref
 from mutation_common import MutantRecord, load_results, natural_key, parse_mutant_name
 from mutation_io import InputError, check_output, read_toml
-from mutation_scope import filter_by_functions, functions_reached_by, git_changed_functions
+from mutation_scope import filter_by_functions, functions_reached_by, git_changed_functions, stats_targets
 from mutation_shards import merge_results, parse_shard, select_shard
-from mutmut_child import OVERRIDE_ENV, child_generate, child_mutmut, function_texts, run_child
+from mutmut_child import OVERRIDE_ENV, child_generate, child_mutmut, child_stats, function_texts, run_child
 from mutmut_export import RUN_COMMAND, export, read_meta, survivor_lines
 
 DEFAULT_RESULTS = Path("reports/mutmut-results.json")
@@ -70,6 +71,22 @@ def _suite_tests(changed: Collection[str]) -> set[str]:
     mutmut = read_toml(Path("pyproject.toml")).get("tool", {}).get("mutmut", {})
     under = [p.rstrip("/") for p in mutmut.get("pytest_add_cli_args_test_selection") or ["tests"]]
     return {t for t in changed if any(t == u or t.startswith(f"{u}/") for u in under)}
+
+
+def _reached_by_changed_tests(
+    changes: Changes, tests: Collection[str], override: Path | None
+) -> set[str] | None:
+    """The functions the changed tests among ``tests`` (files) reached in mutmut's last stats run and reach
+    now (a stats run of them alone, in a child): a kill the old version made must be made again. None
+    where either record is missing."""
+    stats = Path("mutants/mutmut-stats.json")
+    if not stats.exists():
+        return None
+    with tempfile.TemporaryDirectory(prefix="mutmut-reach-") as tmp:
+        now = Path(tmp, "reach.json")
+        if run_child(["_stats", str(now), *stats_targets(changes, tests)], override) != 0:
+            return None
+        return functions_reached_by([stats, now], changes.changed_test)
 
 
 def refresh_built_files(mutants: Path = Path("mutants")) -> list[Path]:
@@ -110,17 +127,19 @@ def selection(args: argparse.Namespace) -> Selection:
     narrowed = False
     if args.changed_since:
         functions = git_changed_functions(args.changed_since, args.paths, Path.cwd())
-        tests = _suite_tests(changed_since(args.changed_since, Path.cwd()).tests)
+        changes = changed_since(args.changed_since, Path.cwd())
+        tests = _suite_tests(changes.tests)
         if tests:
             # A changed test re-judges what it reaches; with no record of what that is, everything.
-            reached = functions_reached_by(Path("mutants/mutmut-stats.json"), tests)
+            reached = _reached_by_changed_tests(changes, tests, args.override)
             functions |= {parse_mutant_name(n).function for n in names} if reached is None else reached
             print(
-                f"mutmut: tests changed ({', '.join(sorted(tests))}): "
+                f"mutmut: tests changed ({', '.join(stats_targets(changes, tests))}): "
                 + (
                     "no record of what they reach, so every function"
                     if reached is None
-                    else f"{len(reached)} function(s) they reach, as mutmut's last stats run recorded"
+                    else f"{len(reached)} function(s) they reach, as mutmut's last stats run recorded "
+                    "and as a stats run of the changed tests alone records now"
                 )
             )
         every = len(names)
@@ -273,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return child_mutmut(args_list[1:])
         if args_list[:1] == ["_generate"]:
             return child_generate(int(args_list[1]))
+        if args_list[:1] == ["_stats"]:
+            return child_stats(Path(args_list[1]), args_list[2:])
         args = build_parser().parse_args(args_list)
         code: int = args.func(args)
         return code

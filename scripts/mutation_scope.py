@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutation_changes import changed_since
+from mutation_changes import Changes, changed_since
 from mutation_common import natural_key, parse_mutant_name
 
 
@@ -76,19 +76,34 @@ def git_changed_functions(ref: str, paths: Sequence[str], repo: Path) -> set[str
     return result
 
 
-def functions_reached_by(stats: Path, tests: Collection[str]) -> set[str] | None:
-    """``module:qualname`` of every function a test in ``tests`` (files) ran, as mutmut's last stats run
-    recorded it (``mutants/mutmut-stats.json``); None where there is no such record to go by."""
-    try:
-        data = json.loads(stats.read_text(encoding="utf-8"))
-        by_function = data["tests_by_mangled_function_name"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+def functions_reached_by(records: Sequence[Path], changed: Callable[[str], bool]) -> set[str] | None:
+    """``module:qualname`` of every function a test ``changed`` accepts (a node id) ran, in any of
+    ``records``: mutmut's stats (``tests_by_mangled_function_name``), such as its last run's
+    (``mutants/mutmut-stats.json``) and one of the changed tests alone; None where one cannot be read."""
     reached: set[str] = set()
-    for mangled, ran in by_function.items():
-        if any(str(test).split("::")[0] in tests for test in ran):
-            reached.add(parse_mutant_name(f"{mangled}__mutmut_1").function)
+    for record in records:
+        try:
+            by_function = json.loads(record.read_text(encoding="utf-8"))["tests_by_mangled_function_name"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        for mangled, ran in by_function.items():
+            if any(changed(str(test)) for test in ran):
+                reached.add(parse_mutant_name(f"{mangled}__mutmut_1").function)
     return reached
+
+
+def stats_targets(changes: Changes, tests: Collection[str]) -> list[str]:
+    """What a stats run of the changed tests among ``tests`` (files) runs: a file whose change lies inside
+    some of its tests, those (``file::Class.test_x``); any other, the whole file."""
+    return [
+        target
+        for file in sorted(tests)
+        for target in (
+            [f"{file}::{name}" for name in sorted(changes.test_functions[file])]
+            if file in changes.test_functions
+            else [file]
+        )
+    ]
 
 
 def filter_by_functions(names: Iterable[str], functions: set[str]) -> list[str]:

@@ -3,18 +3,21 @@
 The one module that imports mutmut (its private modules too, each pinned by mutmut's version in
 pyproject.toml and exercised by the tooling's tests); every import is inside the function that needs it.
 
-The child is ``mutation_run.py`` itself (its private ``_mutmut`` and ``_generate`` commands), so the
-parent never imports pytest, the test suite or CUDA.
+The child is ``mutation_run.py`` itself (its private ``_mutmut``, ``_generate`` and ``_stats`` commands),
+so the parent never imports pytest, the test suite or CUDA.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from mutation_changes import function_of
 from mutation_io import InputError, read_toml
 
 RUN_SCRIPT = Path(__file__).resolve().with_name("mutation_run.py")
@@ -155,6 +158,41 @@ def child_generate(max_children: int) -> int:
     store_lines_covered_by_tests()
     stats = create_mutants(max_children)
     print(f"generated mutants: {stats.mutated} files mutated, {stats.unmodified} unchanged")
+    return 0
+
+
+def named(test: str, targets: Collection[str]) -> bool:
+    """Whether ``targets`` (test files, and ``file::Class.test_x`` for one test) name the node id ``test``."""
+    file, function = function_of(test)
+    return file in targets or f"{file}::{function}" in targets
+
+
+def child_stats(out: Path, targets: list[str]) -> int:
+    """mutmut's stats run for the tests ``targets`` name alone, written to ``out`` as the functions each
+    reaches (mangled name -> node ids), not into mutmut's own record: a scoped run reads what a new or
+    changed test reaches now, and mutmut's next run keeps its record's baseline as it was."""
+    _prepare_child_process()
+    # mutmut.__main__ first, as every child here: it sets the start method its workers fork with
+    import mutmut.__main__  # noqa: F401
+    from mutmut.configuration import config
+    from mutmut.mutation.trampoline import set_mutant_under_test
+    from mutmut.state import state
+    from mutmut.utils.file_utils import setup_source_paths
+    from mutmut.workers.isolation import get_mutant_runner
+
+    setup_source_paths()  # the tests import the package from mutmut's copy, where its trampolines record
+    runner = get_mutant_runner(1)
+    chosen = sorted(t for t in runner.list_all_tests().ids if named(t, targets))
+    found: dict[str, list[str]] = {}
+    if chosen:  # none (only removed tests): nothing to record, where an empty list would run them all
+        # what mutmut's own stats run sets before it runs the tests (mutmut.__main__.run_stats_collection)
+        set_mutant_under_test("stats")
+        os.environ["PY_IGNORE_IMPORTMISMATCH"] = "1"
+        os.environ["MUTMUT_DEPENDENCY_DEPTH"] = str(config().dependency_tracking_depth)
+        if runner.collect_stats(chosen) != 0:
+            return 1
+        found = {f: sorted(t) for f, t in state().tests_by_mangled_function_name.items() if t}
+    out.write_text(json.dumps({"tests": chosen, "tests_by_mangled_function_name": found}), encoding="utf-8")
     return 0
 
 

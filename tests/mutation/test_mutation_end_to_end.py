@@ -152,3 +152,36 @@ def test_a_kill_is_reused_only_while_the_tests_that_reach_it_are_unchanged(tmp_p
     reused, said = judged("--reuse", "r0.json")
     assert reused == weaker
     assert "mutmut: 0 verdict(s) reused" in said
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="a scoped run reads the change from git")
+@pytest.mark.e2e
+def test_a_new_test_rejudges_the_functions_it_reaches_and_no_others_of_its_file(tmp_path: Path) -> None:
+    # mutmut's stats of the last run have never seen the new test: a stats run of it alone says what it
+    # reaches (the counter; mutmut puts no trampoline on a property), where its file's others reach clamp.
+    pytest.importorskip("mutmut")
+    work = tmp_path / "proj"
+    shutil.copytree(FIXTURE, work)
+    (work / "checks").rename(work / "tests")
+    (work / "tests" / "check_calc.py").rename(work / "tests" / "test_calc.py")
+    config = (work / "pyproject.toml").read_text(encoding="utf-8").replace('"checks"', '"tests"')
+    (work / "pyproject.toml").write_text(config.replace('"check_*.py"', '"test_*.py"'), encoding="utf-8")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=work, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fixture")
+    whole = run(work, "mutation_run.py", "run", "--out", "whole.json")
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    with (work / "tests" / "test_calc.py").open("a", encoding="utf-8") as tests:
+        tests.write("\n\ndef test_doubled() -> None:\n    counter = Counter()\n    counter.bump(2)\n")
+        tests.write("    assert counter.doubled == 4\n")
+    scoped = run(work, "mutation_run.py", "run", "--changed-since", "HEAD", "--out", "scoped.json")
+    assert scoped.returncode in (0, 1), scoped.stdout + scoped.stderr
+    said = "mutmut: tests changed (tests/test_calc.py::test_doubled): 2 function(s) they reach"
+    assert said in scoped.stdout
+    judged = json.loads((work / "scoped.json").read_text(encoding="utf-8"))["mutants"]
+    functions = {m["name"].split("__mutmut_")[0] for m in judged}
+    assert functions == {"tinypkg.calc.xǁCounterǁ__init__", "tinypkg.calc.xǁCounterǁbump"}

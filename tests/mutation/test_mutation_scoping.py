@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import _scripts
+import mutation_changes
 import mutation_common as mc
 import mutation_io
 import mutation_run
@@ -258,26 +259,47 @@ def test_mutmut_output_into_a_log_keeps_each_lines_last_frame(
     assert mutmut_child.log_line(raw) == logged
 
 
-def test_a_changed_test_reaches_the_functions_mutmuts_stats_saw_it_run(tmp_path: Path) -> None:
-    stats = tmp_path / "mutmut-stats.json"
-    assert mutation_scope.functions_reached_by(stats, {"tests/test_a.py"}) is None  # no record yet
-    stats.write_text(
-        json.dumps(
-            {
-                "tests_by_mangled_function_name": {
-                    "pkg.m.x_top": ["tests/test_a.py::test_one", "tests/test_b.py::test_two"],
-                    "pkg.m.xǁGuardǁclose": ["tests/test_b.py::test_two[plain]"],
-                    "pkg.n.x_other": ["tests/test_c.py::test_three"],
-                }
-            }
-        ),
-        encoding="utf-8",
+def _stats(path: Path, by_function: dict[str, list[str]]) -> Path:
+    path.write_text(json.dumps({"tests_by_mangled_function_name": by_function}), encoding="utf-8")
+    return path
+
+
+def test_a_changed_test_reaches_the_functions_it_ran_before_and_runs_now(tmp_path: Path) -> None:
+    before = tmp_path / "mutmut-stats.json"
+    changed = {"tests/test_b.py::test_two"}.__contains__
+    assert mutation_scope.functions_reached_by([before], changed) is None  # no record yet
+    _stats(
+        before,
+        {
+            "pkg.m.x_top": ["tests/test_a.py::test_one", "tests/test_b.py::test_two"],
+            "pkg.m.xǁGuardǁclose": ["tests/test_b.py::test_three[plain]"],  # the same file, not the test
+            "pkg.n.x_other": ["tests/test_c.py::test_three"],
+        },
     )
-    assert mutation_scope.functions_reached_by(stats, {"tests/test_b.py"}) == {
-        "pkg.m:top",
-        "pkg.m:Guard.close",
-    }
-    assert mutation_scope.functions_reached_by(stats, {"tests/test_d.py"}) == set()
+    now = _stats(tmp_path / "now.json", {"pkg.n.x_new": ["tests/test_b.py::test_two"]})
+    assert mutation_scope.functions_reached_by([before], changed) == {"pkg.m:top"}
+    assert mutation_scope.functions_reached_by([before, now], changed) == {"pkg.m:top", "pkg.n:new"}
+    assert mutation_scope.functions_reached_by([before, tmp_path / "absent.json"], changed) is None
+    assert mutation_scope.functions_reached_by([before], {"tests/test_d.py::test_x"}.__contains__) == set()
+
+
+def test_a_stats_run_of_the_changed_tests_runs_those_a_change_inside_names_and_whole_files_else() -> None:
+    changes = mutation_changes.Changes(
+        "HEAD",
+        "c",
+        tests=frozenset({"tests/test_a.py", "tests/test_b.py"}),
+        test_functions={"tests/test_a.py": frozenset({"test_new", "TestX.test_y"})},
+    )
+    targets = mutation_scope.stats_targets(changes, ["tests/test_b.py", "tests/test_a.py"])
+    assert targets == ["tests/test_a.py::TestX.test_y", "tests/test_a.py::test_new", "tests/test_b.py"]
+    named = [
+        "tests/test_a.py::test_new[1]",
+        "tests/test_a.py::TestX::test_y",
+        "tests/test_a.py::test_old",
+        "tests/test_b.py::test_any[p]",
+        "tests/test_c.py::test_new",
+    ]
+    assert [t for t in named if mutmut_child.named(t, targets)] == [*named[:2], named[3]]
 
 
 def test_a_core_rebuilt_since_mutmuts_copy_was_made_replaces_the_one_there(
