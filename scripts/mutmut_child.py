@@ -173,7 +173,7 @@ def child_stats(out: Path, targets: list[str]) -> int:
     changed test reaches now, and mutmut's next run keeps its record's baseline as it was."""
     _prepare_child_process()
     # mutmut.__main__ first, as every child here: it sets the start method its workers fork with
-    import mutmut.__main__  # noqa: F401
+    from mutmut.__main__ import CatchOutput
     from mutmut.configuration import config
     from mutmut.mutation.trampoline import set_mutant_under_test
     from mutmut.state import state
@@ -182,16 +182,24 @@ def child_stats(out: Path, targets: list[str]) -> int:
 
     setup_source_paths()  # the tests import the package from mutmut's copy, where its trampolines record
     runner = get_mutant_runner(1)
-    chosen = sorted(t for t in runner.list_all_tests().ids if named(t, targets))
     found: dict[str, list[str]] = {}
-    if chosen:  # none (only removed tests): nothing to record, where an empty list would run them all
-        # what mutmut's own stats run sets before it runs the tests (mutmut.__main__.run_stats_collection)
-        set_mutant_under_test("stats")
-        os.environ["PY_IGNORE_IMPORTMISMATCH"] = "1"
-        os.environ["MUTMUT_DEPENDENCY_DEPTH"] = str(config().dependency_tracking_depth)
-        if runner.collect_stats(chosen) != 0:
+    # pytest's listing of every test, and its dots, are shown only where the stats run fails
+    with CatchOutput(spinner_title="Stats of the changed tests") as caught:
+        try:
+            chosen = sorted(t for t in runner.list_all_tests().ids if named(t, targets))
+            # none (only removed tests): nothing to record, where an empty list would run them all
+            if chosen:
+                # what mutmut's own stats run sets first (mutmut.__main__.run_stats_collection)
+                set_mutant_under_test("stats")
+                os.environ["PY_IGNORE_IMPORTMISMATCH"] = "1"
+                os.environ["MUTMUT_DEPENDENCY_DEPTH"] = str(config().dependency_tracking_depth)
+                if runner.collect_stats(chosen) != 0:
+                    raise RuntimeError("a changed test failed")
+        except Exception as exc:  # mutmut's own collection error included: the caller judges everything
+            caught.dump_output()
+            print(f"mutmut: no stats run of the changed tests ({type(exc).__name__}: {exc})")
             return 1
-        found = {f: sorted(t) for f, t in state().tests_by_mangled_function_name.items() if t}
+    found = {f: sorted(t) for f, t in state().tests_by_mangled_function_name.items() if t}
     out.write_text(json.dumps({"tests": chosen, "tests_by_mangled_function_name": found}), encoding="utf-8")
     return 0
 

@@ -12,8 +12,10 @@ of the package as the earlier run judged it.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from . import suite_code
 from .generate import is_cython
 from .reuse import code_digests, helpers_of, suite_files
 from .select_tests import SUITE, TestMap, tests_of
-from .work_item import Mutant, Result
+from .work_item import IMPORT_FAILED, INVALID, Mutant, Result
 
 
 @dataclass(frozen=True)
@@ -36,12 +38,14 @@ class Suite:
     package: str
     helpers: str
     tests: Mapping[str, str] = field(default_factory=dict)
+    compiler: str = ""  # the Cython that translated the core's mutants ("": none, or not recorded)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "python": self.python,
             "package": self.package,
             "helpers": self.helpers,
+            "compiler": self.compiler,
             "tests": dict(sorted(self.tests.items())),
         }
 
@@ -54,7 +58,10 @@ class Suite:
         tests = raw.get("tests", {})
         if not isinstance(tests, dict) or not all(isinstance(v, str) for v in tests.values()):
             raise ValueError("'suite' 'tests' must map each test to the digest of its code")
-        return cls(raw["python"], raw["package"], raw["helpers"], dict(tests))
+        compiler = raw.get("compiler", "")
+        if not isinstance(compiler, str):
+            raise ValueError("'suite' 'compiler' must be a string")
+        return cls(raw["python"], raw["package"], raw["helpers"], dict(tests), compiler)
 
 
 def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mapping: TestMap) -> Suite:
@@ -69,7 +76,16 @@ def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mappi
         digest([code[f] for f in files]),
         digest([code[f] for f in helpers]),
         suite_code.digests(root, tests, [t for t in tests if suite_code.normal(t) not in skipped]),
+        compiler(),
     )
+
+
+def compiler() -> str:
+    """The Cython installed, whose refusal to translate a mutant of the core is that mutant's verdict."""
+    try:
+        return f"Cython {metadata.version('Cython')}"
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def package_at(root: Path, files: Sequence[str], commit: str) -> str:
@@ -80,19 +96,21 @@ def package_at(root: Path, files: Sequence[str], commit: str) -> str:
 
 @dataclass(frozen=True)
 class Carried:
-    kept: list[Result]  # verdicts that hold whole: kills by a test unchanged since
+    # verdicts that hold whole: kills by a test unchanged since (or by the import), survivors no new or
+    # changed test reaches, Cython's refusals of an unchanged core
+    kept: list[Result]
     # survivors to judge against these tests alone (the new and changed ones that reach them)
     narrowed: dict[str, tuple[str, ...]]
     earlier: dict[str, Result]  # the earlier verdict of each narrowed mutant
     whole: list[Mutant]  # the rest: judged whole
 
     def describe(self) -> str:
-        kept = sum(1 for r in self.kept if r.verdict == KILLED)
-        survived = len(self.kept) - kept
+        kept = Counter(r.verdict for r in self.kept)
         return (
-            f"carried from the earlier run test by test: {kept} kills by a test unchanged since, "
-            f"{survived} survivors no new or changed test reaches; {len(self.narrowed)} survivors judged "
-            f"against the new and changed tests that reach them alone; {len(self.whole)} judged whole"
+            f"carried from the earlier run test by test: {kept[KILLED]} kills by a test unchanged since (or "
+            f"by a failed import), {kept[SURVIVED]} survivors no new or changed test reaches, "
+            f"{kept[INVALID]} mutants Cython refused; {len(self.narrowed)} survivors judged against the new "
+            f"and changed tests that reach them alone; {len(self.whole)} judged whole"
         )
 
 
@@ -115,6 +133,9 @@ def carry(
     if before is None or (before.python, before.helpers) != (now.python, now.helpers):
         return Carried([], {}, {}, list(mutants))
     held = {r.mutant.id: r for r in earlier if r.verdict in (KILLED, SURVIVED) and r.depends}
+    # A refusal is Cython's verdict on the core's text alone: kept while both are the same.
+    same_core = before.package == now.package and before.compiler == now.compiler != ""
+    refused = {r.mutant.id: r for r in earlier if r.verdict == INVALID} if same_core else {}
     changed = set(suite_code.changed(before.tests, now.tests))
     altered = {t for t in changed if t in before.tests}  # changed, not new: they ran in the earlier run
     at_ref = before.package in (now.package, package_at_ref)
@@ -123,6 +144,9 @@ def carry(
     earlier_of: dict[str, Result] = {}
     whole: list[Mutant] = []
     for m in mutants:
+        if m.id in refused:
+            kept.append(replace(refused[m.id], mutant=m))
+            continue
         was = held.get(m.id)
         if was is None or not (before.package == now.package or (m.id in scoped and at_ref)):
             whole.append(m)
@@ -134,7 +158,9 @@ def carry(
             before_it = (
                 altered if was.tests == (SUITE,) else altered & {suite_code.normal(t) for t in was.tests}
             )
-            if killer in now.tests and killer not in changed and _within(killer, reach) and not before_it:
+            holds = killer in now.tests and killer not in changed and _within(killer, reach) and not before_it
+            # where the mutated module did not import, no test ran: it fails whatever the tests are
+            if holds or was.failed == IMPORT_FAILED:
                 kept.append(replace(was, mutant=m, depends=""))
             else:
                 whole.append(m)

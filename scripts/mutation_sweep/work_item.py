@@ -15,6 +15,8 @@ from mutation_model import KILLED, SURVIVED, TIMEOUT, mutant_key
 # of a compiled source that Cython refuses to translate is invalid: no program, so nothing to judge.
 NO_TESTS = "no tests"
 INVALID = "invalid"
+# A kill's ``failed`` where the mutated module did not import, before any test ran: no test made it
+IMPORT_FAILED = "<import>"
 VERDICTS = (KILLED, SURVIVED, TIMEOUT, NO_TESTS, INVALID)
 
 

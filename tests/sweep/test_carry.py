@@ -16,7 +16,7 @@ from mutation_sweep.generate import Generated
 from mutation_sweep.results import ResultsError, SweepResults, load, universe_of
 from mutation_sweep.runners import forked
 from mutation_sweep.select_tests import SUITE
-from mutation_sweep.work_item import Mutant, Result
+from mutation_sweep.work_item import IMPORT_FAILED, INVALID, Mutant, Result
 
 A = Mutant("pkg/m.py", "f", "comparison", "a < 1", "a <= 1", 2, 2)
 B = Mutant("pkg/m.py", "g", "comparison", "b < 1", "b <= 1", 5, 5)
@@ -43,9 +43,14 @@ def test_two(n):
 
 
 def _suite(
-    tests: dict[str, str], *, package: str = "p", python: str = "3.11", helpers: str = "h"
+    tests: dict[str, str],
+    *,
+    package: str = "p",
+    python: str = "3.11",
+    helpers: str = "h",
+    compiler: str = "Cython 3.1",
 ) -> carry.Suite:
-    return carry.Suite(python, package, helpers, tests)
+    return carry.Suite(python, package, helpers, tests, compiler)
 
 
 def _carry(
@@ -357,3 +362,42 @@ def test_a_run_keeps_its_suite_and_a_malformed_one_is_refused(tmp_path: Path) ->
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ResultsError, match=r"r\.json: 'suite' must hold"):
         load(path)
+
+
+def test_a_kill_by_a_failed_import_is_kept_whatever_the_tests_are() -> None:
+    # No test ran: the mutated module did not import. Every test changed, and none reaches it by the map.
+    earlier = [Result(A, KILLED, (SUITE,), IMPORT_FAILED, depends="d")]
+    carried = _carry(earlier, _suite({T1: "1", T2: "2"}), _suite({T3: "3"}))
+    assert [(r.mutant, r.verdict, r.failed) for r in carried.kept] == [(A, KILLED, IMPORT_FAILED)]
+    assert carried.whole == [B, C]
+    assert _carry(earlier, _suite({T1: "1"}), _suite({T1: "1"}, package="changed")).whole == [A, B, C]
+
+
+def test_cythons_refusal_is_kept_while_the_core_and_cython_are_the_same() -> None:
+    earlier = [Result(A, INVALID, detail="Cython: not allowed here")]  # a refusal is recorded undigested
+    before = _suite({T1: "1"})
+    carried = _carry(earlier, before, _suite({T1: "changed"}))
+    assert [(r.mutant, r.verdict, r.detail) for r in carried.kept] == [(A, INVALID, earlier[0].detail)]
+    assert "0 kills by a test unchanged since (or by a failed import), 0 survivors" in carried.describe()
+    assert "1 mutants Cython refused" in carried.describe()
+    for now in (
+        _suite({T1: "1"}, compiler="Cython 3.2"),
+        _suite({T1: "1"}, package="changed"),
+    ):
+        assert A in _carry(earlier, before, now).whole
+    # an earlier run that did not record its Cython keeps nothing of Cython's
+    unknown = _suite({T1: "1"}, compiler="")
+    assert A in _carry(earlier, unknown, unknown).whole
+    # a scoped run's package may differ elsewhere for what a changed test reaches; a refusal stays strict
+    scoped = _carry(earlier, before, _suite({T1: "1"}, package="other"), scoped={A.id}, package_at_ref="p")
+    assert A in scoped.whole
+
+
+def test_a_suite_records_its_cython_and_an_older_record_without_it_reads_as_unknown(tmp_path: Path) -> None:
+    suite = _suite({T1: "1"})
+    assert carry.Suite.from_json(suite.to_json()) == suite
+    older = {k: v for k, v in suite.to_json().items() if k != "compiler"}
+    assert carry.Suite.from_json(older).compiler == ""
+    with pytest.raises(ValueError, match="'compiler' must be a string"):
+        carry.Suite.from_json({**older, "compiler": 3})
+    assert carry.compiler().startswith("Cython ")  # the tooling's own environment has Cython

@@ -31,7 +31,7 @@ from mutation_model import KILLED, SURVIVED, TIMEOUT
 from .. import import_state
 from ..config import test_paths
 from ..select_tests import SUITE
-from ..work_item import NO_TESTS, Mutant, Result
+from ..work_item import IMPORT_FAILED, NO_TESTS, Mutant, Result
 from . import children
 from .compiled_builds import SWITCH_ENV
 
@@ -173,7 +173,7 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
         return 0
     if job.built is not None:
         if not _select_compiled(job.built, job.module, job.switch):
-            out.write_text("<import>", encoding="utf-8")
+            out.write_text(IMPORT_FAILED, encoding="utf-8")
             return 1
     else:
         finder = _MutantFinder(job.module, str(root / job.mutant.file), job.source)
@@ -184,7 +184,7 @@ def _child(job: Job, root: Path, pytest_args: Sequence[str], out: Path, parent: 
         try:
             importlib.import_module(job.module)
         except BaseException:  # a mutant that breaks the import fails every test
-            out.write_text("<import>", encoding="utf-8")
+            out.write_text(IMPORT_FAILED, encoding="utf-8")
             return 1
     import pytest
 
