@@ -38,7 +38,9 @@ class Suite:
     package: str
     helpers: str
     tests: Mapping[str, str] = field(default_factory=dict)
-    compiler: str = ""  # the Cython that translated the core's mutants ("": none, or not recorded)
+    # the Cython that translated the core's mutants and a digest of the core's text, all a refusal of
+    # Cython's depends on ("": no Cython, or not recorded)
+    compiler: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,7 +78,7 @@ def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mappi
         digest([code[f] for f in files]),
         digest([code[f] for f in helpers]),
         suite_code.digests(root, tests, [t for t in tests if suite_code.normal(t) not in skipped]),
-        compiler(),
+        f"{cython} {digest([code[f] for f in files if is_cython(f)])}" if (cython := compiler()) else "",
     )
 
 
@@ -134,7 +136,7 @@ def carry(
         return Carried([], {}, {}, list(mutants))
     held = {r.mutant.id: r for r in earlier if r.verdict in (KILLED, SURVIVED) and r.depends}
     # A refusal is Cython's verdict on the core's text alone: kept while both are the same.
-    same_core = before.package == now.package and before.compiler == now.compiler != ""
+    same_core = before.compiler == now.compiler != ""
     refused = {r.mutant.id: r for r in earlier if r.verdict == INVALID} if same_core else {}
     changed = set(suite_code.changed(before.tests, now.tests))
     altered = {t for t in changed if t in before.tests}  # changed, not new: they ran in the earlier run

@@ -48,7 +48,7 @@ def _suite(
     package: str = "p",
     python: str = "3.11",
     helpers: str = "h",
-    compiler: str = "Cython 3.1",
+    compiler: str = "Cython 3.1 core",
 ) -> carry.Suite:
     return carry.Suite(python, package, helpers, tests, compiler)
 
@@ -376,21 +376,33 @@ def test_a_kill_by_a_failed_import_is_kept_whatever_the_tests_are() -> None:
 def test_cythons_refusal_is_kept_while_the_core_and_cython_are_the_same() -> None:
     earlier = [Result(A, INVALID, detail="Cython: not allowed here")]  # a refusal is recorded undigested
     before = _suite({T1: "1"})
-    carried = _carry(earlier, before, _suite({T1: "changed"}))
+    # the tests changed, and the package's Python: neither is what Cython translated
+    carried = _carry(earlier, before, _suite({T1: "changed"}, package="changed"))
     assert [(r.mutant, r.verdict, r.detail) for r in carried.kept] == [(A, INVALID, earlier[0].detail)]
     assert "0 kills by a test unchanged since (or by a failed import), 0 survivors" in carried.describe()
     assert "1 mutants Cython refused" in carried.describe()
-    for now in (
-        _suite({T1: "1"}, compiler="Cython 3.2"),
-        _suite({T1: "1"}, package="changed"),
-    ):
-        assert A in _carry(earlier, before, now).whole
+    for compiled_by in ("Cython 3.2 core", "Cython 3.1 changed core"):
+        assert A in _carry(earlier, before, _suite({T1: "1"}, compiler=compiled_by)).whole
     # an earlier run that did not record its Cython keeps nothing of Cython's
     unknown = _suite({T1: "1"}, compiler="")
     assert A in _carry(earlier, unknown, unknown).whole
-    # a scoped run's package may differ elsewhere for what a changed test reaches; a refusal stays strict
-    scoped = _carry(earlier, before, _suite({T1: "1"}, package="other"), scoped={A.id}, package_at_ref="p")
-    assert A in scoped.whole
+
+
+def test_a_runs_cython_names_its_version_and_the_cores_text(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "pkg" / "core.pyx").write_text("cdef int y = 1\n", encoding="utf-8")
+    empty = select_tests.TestMap({}, ())
+
+    def compiled_by() -> str:
+        return carry.suite_of(tmp_path, ["pkg/core.pyx", "pkg/m.py"], [], empty).compiler
+
+    first = compiled_by()
+    assert first.startswith(f"{carry.compiler()} ")  # the tooling's own environment has Cython
+    (tmp_path / "pkg" / "m.py").write_text("x = 2\n", encoding="utf-8")
+    assert compiled_by() == first
+    (tmp_path / "pkg" / "core.pyx").write_text("cdef int y = 2\n", encoding="utf-8")
+    assert compiled_by() != first
 
 
 def test_a_suite_records_its_cython_and_an_older_record_without_it_reads_as_unknown(tmp_path: Path) -> None:
@@ -400,4 +412,3 @@ def test_a_suite_records_its_cython_and_an_older_record_without_it_reads_as_unkn
     assert carry.Suite.from_json(older).compiler == ""
     with pytest.raises(ValueError, match="'compiler' must be a string"):
         carry.Suite.from_json({**older, "compiler": 3})
-    assert carry.compiler().startswith("Cython ")  # the tooling's own environment has Cython
