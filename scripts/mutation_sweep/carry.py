@@ -196,6 +196,14 @@ def _within(test: str, reach: frozenset[str] | None) -> bool:
     return reach is None or test in reach or test.partition("::")[0] in reach
 
 
+def vouched(results: Sequence[Result], carried: Carried, scoped: Collection[str]) -> list[Result]:
+    """``results`` as a later run may reuse them: what a scoped run carried of the mutants it chose only
+    because a changed test reaches them (``scoped``) took the package elsewhere as an earlier run judged
+    it, so no digest vouches for it."""
+    assumed = set(scoped) & {*carried.narrowed, *(r.mutant.id for r in carried.kept)}
+    return [replace(r, depends="") if r.mutant.id in assumed else r for r in results]
+
+
 def merged(result: Result, carried: Carried) -> Result:
     """A narrowed survivor's verdict: the earlier one where the changed tests passed too."""
     was = carried.earlier.get(result.mutant.id)

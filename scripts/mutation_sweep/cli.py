@@ -238,9 +238,7 @@ def cmd_run(args: argparse.Namespace, cfg: sweep_config.SweepConfig) -> int:
         )
         results = jobs.take_green_check(_run_jobs(to_run, args.jobs, cfg, cold=args.cold))
     results = reuse.stamped([carry.merged(r, carried) for r in results] + carried.kept + invalid, depends)
-    # what a scoped run carried took the package elsewhere as judged before: no digest vouches for it
-    assumed = reached & {*carried.narrowed, *(r.mutant.id for r in carried.kept)}
-    results = [dataclasses.replace(r, depends="") if r.mutant.id in assumed else r for r in results] + kept
+    results = carry.vouched(results, carried, reached) + kept
     shard_json = {"index": shard[0], "count": shard[1]} if shard else None
     sweep = SweepResults(
         results,

@@ -412,3 +412,16 @@ def test_a_suite_records_its_cython_and_an_older_record_without_it_reads_as_unkn
     assert carry.Suite.from_json(older).compiler == ""
     with pytest.raises(ValueError, match="'compiler' must be a string"):
         carry.Suite.from_json({**older, "compiler": 3})
+
+
+def test_what_a_scoped_run_carried_past_a_package_change_keeps_no_digest() -> None:
+    # A (narrowed) and B (a kill kept) were chosen only because a changed test reaches them, and carried
+    # with the package elsewhere taken as judged before; C was judged here, and D carried but chosen for
+    # its own changed line: only A's and B's digests go.
+    D = Mutant("pkg/m.py", "h", "comparison", "d < 1", "d <= 1", 9, 9)
+    kept = [Result(B, KILLED, (T1,), T1), Result(D, KILLED, (T1,), T1)]
+    carried = carry.Carried(kept, {A.id: (T2,)}, {}, [C])
+    judged = [Result(m, KILLED, (T1,), T1, depends=f"d-{m.line}") for m in (A, B, C, D)]
+    vouched = carry.vouched(judged, carried, {A.id, B.id, C.id})
+    assert [r.depends for r in vouched] == ["", "", "d-8", "d-9"]
+    assert carry.vouched(judged, carried, ()) == judged  # a whole run carried nothing past a change
