@@ -31,7 +31,14 @@ import mutmut_reuse
 from mutation_changes import Changes, changed_since, verify_ref
 from mutation_common import MutantRecord, load_results, natural_key, parse_mutant_name
 from mutation_io import InputError, check_output, read_toml
-from mutation_scope import filter_by_functions, functions_reached_by, git_changed_functions, stats_targets
+from mutation_scope import (
+    associations,
+    filter_by_functions,
+    functions_reached_by,
+    git_changed_functions,
+    merge_associations,
+    stats_targets,
+)
 from mutation_shards import merge_results, parse_shard, select_shard
 from mutmut_child import OVERRIDE_ENV, child_generate, child_mutmut, child_stats, function_texts, run_child
 from mutmut_export import RUN_COMMAND, export, read_meta, survivor_lines
@@ -77,16 +84,21 @@ def _reached_by_changed_tests(
     changes: Changes, tests: Collection[str], override: Path | None
 ) -> set[str] | None:
     """The functions the changed tests among ``tests`` (files) reached in mutmut's last stats run and reach
-    now (a stats run of them alone, in a child): a kill the old version made must be made again. None
-    where either record is missing."""
+    now (a stats run of them alone, in a child): a kill the old version made must be made again. What
+    they reach now joins mutmut's record, so that its run gives each function those tests too (it runs
+    stats again for new tests only). None where either record is missing or unreadable."""
     stats = Path("mutants/mutmut-stats.json")
-    if not stats.exists():
+    if associations(stats) is None:
         return None
     with tempfile.TemporaryDirectory(prefix="mutmut-reach-") as tmp:
         now = Path(tmp, "reach.json")
         if run_child(["_stats", str(now), *stats_targets(changes, tests)], override) != 0:
             return None
-        return functions_reached_by([stats, now], changes.changed_test)
+        reached = functions_reached_by([stats, now], changes.changed_test)
+        fresh = associations(now)
+        if reached is not None and fresh is not None:
+            merge_associations(stats, fresh)
+        return reached
 
 
 def refresh_built_files(mutants: Path = Path("mutants")) -> list[Path]:

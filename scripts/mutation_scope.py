@@ -82,14 +82,36 @@ def functions_reached_by(records: Sequence[Path], changed: Callable[[str], bool]
     (``mutants/mutmut-stats.json``) and one of the changed tests alone; None where one cannot be read."""
     reached: set[str] = set()
     for record in records:
-        try:
-            by_function = json.loads(record.read_text(encoding="utf-8"))["tests_by_mangled_function_name"]
-        except (OSError, ValueError, KeyError, TypeError):
+        by_function = associations(record)
+        if by_function is None:
             return None
         for mangled, ran in by_function.items():
-            if any(changed(str(test)) for test in ran):
+            if any(changed(test) for test in ran):
                 reached.add(parse_mutant_name(f"{mangled}__mutmut_1").function)
     return reached
+
+
+def associations(record: Path) -> dict[str, list[str]] | None:
+    """A mutmut stats record's ``tests_by_mangled_function_name``; None where it cannot be read as one."""
+    try:
+        found = json.loads(record.read_text(encoding="utf-8"))["tests_by_mangled_function_name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(found, dict) or not all(
+        isinstance(ran, list) and all(isinstance(t, str) for t in ran) for ran in found.values()
+    ):
+        return None
+    return found
+
+
+def merge_associations(record: Path, more: dict[str, list[str]]) -> None:
+    """Add ``more`` to the tests each function reaches in mutmut's record, leaving the rest of it as it
+    was: what mutmut's own stats run of new tests adds, so that its run gives each function those tests."""
+    data = json.loads(record.read_text(encoding="utf-8"))
+    by_function: dict[str, list[str]] = data["tests_by_mangled_function_name"]
+    for function, tests in more.items():
+        by_function[function] = sorted({*by_function.get(function, []), *tests})
+    record.write_text(json.dumps(data, indent=4), encoding="utf-8")
 
 
 def stats_targets(changes: Changes, tests: Collection[str]) -> list[str]:

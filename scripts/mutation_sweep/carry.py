@@ -15,7 +15,6 @@ import sys
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +23,10 @@ from mutation_model import KILLED, SURVIVED
 
 from . import suite_code
 from .generate import is_cython
+from .jobs import core_built
 from .reuse import code_digests, helpers_of, suite_files
 from .select_tests import SUITE, TestMap, tests_of
-from .work_item import IMPORT_FAILED, INVALID, Mutant, Result
+from .work_item import IMPORT_FAILED, Mutant, Result
 
 
 @dataclass(frozen=True)
@@ -38,16 +38,16 @@ class Suite:
     package: str
     helpers: str
     tests: Mapping[str, str] = field(default_factory=dict)
-    # the Cython that translated the core's mutants and a digest of the core's text, all a refusal of
-    # Cython's depends on ("": no Cython, or not recorded)
-    compiler: str = ""
+    # whether the package's compiled core was built in the tree, so that what runs at import was judged on
+    # it too (None: not recorded)
+    core_built: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "python": self.python,
             "package": self.package,
             "helpers": self.helpers,
-            "compiler": self.compiler,
+            "core_built": self.core_built,
             "tests": dict(sorted(self.tests.items())),
         }
 
@@ -60,10 +60,10 @@ class Suite:
         tests = raw.get("tests", {})
         if not isinstance(tests, dict) or not all(isinstance(v, str) for v in tests.values()):
             raise ValueError("'suite' 'tests' must map each test to the digest of its code")
-        compiler = raw.get("compiler", "")
-        if not isinstance(compiler, str):
-            raise ValueError("'suite' 'compiler' must be a string")
-        return cls(raw["python"], raw["package"], raw["helpers"], dict(tests), compiler)
+        core_built = raw.get("core_built")
+        if core_built is not None and not isinstance(core_built, bool):
+            raise ValueError("'suite' 'core_built' must be true, false or null")
+        return cls(raw["python"], raw["package"], raw["helpers"], dict(tests), core_built)
 
 
 def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mapping: TestMap) -> Suite:
@@ -78,16 +78,8 @@ def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mappi
         digest([code[f] for f in files]),
         digest([code[f] for f in helpers]),
         suite_code.digests(root, tests, [t for t in tests if suite_code.normal(t) not in skipped]),
-        f"{cython} {digest([code[f] for f in files if is_cython(f)])}" if (cython := compiler()) else "",
+        core_built(root, files),
     )
-
-
-def compiler() -> str:
-    """The Cython installed, whose refusal to translate a mutant of the core is that mutant's verdict."""
-    try:
-        return f"Cython {metadata.version('Cython')}"
-    except metadata.PackageNotFoundError:
-        return ""
 
 
 def package_at(root: Path, files: Sequence[str], commit: str) -> str:
@@ -99,7 +91,7 @@ def package_at(root: Path, files: Sequence[str], commit: str) -> str:
 @dataclass(frozen=True)
 class Carried:
     # verdicts that hold whole: kills by a test unchanged since (or by the import), survivors no new or
-    # changed test reaches, Cython's refusals of an unchanged core
+    # changed test reaches
     kept: list[Result]
     # survivors to judge against these tests alone (the new and changed ones that reach them)
     narrowed: dict[str, tuple[str, ...]]
@@ -111,7 +103,7 @@ class Carried:
         return (
             f"carried from the earlier run test by test: {kept[KILLED]} kills by a test unchanged since (or "
             f"by a failed import), {kept[SURVIVED]} survivors no new or changed test reaches, "
-            f"{kept[INVALID]} mutants Cython refused; {len(self.narrowed)} survivors judged against the new "
+            f"{len(self.narrowed)} survivors judged against the new "
             f"and changed tests that reach them alone; {len(self.whole)} judged whole"
         )
 
@@ -135,20 +127,17 @@ def carry(
     if before is None or (before.python, before.helpers) != (now.python, now.helpers):
         return Carried([], {}, {}, list(mutants))
     held = {r.mutant.id: r for r in earlier if r.verdict in (KILLED, SURVIVED) and r.depends}
-    # A refusal is Cython's verdict on the core's text alone: kept while both are the same.
-    same_core = before.compiler == now.compiler != ""
-    refused = {r.mutant.id: r for r in earlier if r.verdict == INVALID} if same_core else {}
+    # The core's phases of what runs at import ran only where it was built: so they will now.
+    same_core = before.core_built is not None and before.core_built == now.core_built
     changed = set(suite_code.changed(before.tests, now.tests))
-    altered = {t for t in changed if t in before.tests}  # changed, not new: they ran in the earlier run
+    # changed or gone, not new: they ran in the earlier run
+    altered = {t for t in changed if t in before.tests} | (set(before.tests) - set(now.tests))
     at_ref = before.package in (now.package, package_at_ref)
     kept: list[Result] = []
     narrowed: dict[str, tuple[str, ...]] = {}
     earlier_of: dict[str, Result] = {}
     whole: list[Mutant] = []
     for m in mutants:
-        if m.id in refused:
-            kept.append(replace(refused[m.id], mutant=m))
-            continue
         was = held.get(m.id)
         if was is None or not (before.package == now.package or (m.id in scoped and at_ref)):
             whole.append(m)
@@ -161,11 +150,14 @@ def carry(
                 altered if was.tests == (SUITE,) else altered & {suite_code.normal(t) for t in was.tests}
             )
             holds = killer in now.tests and killer not in changed and _within(killer, reach) and not before_it
-            # where the mutated module did not import, no test ran: it fails whatever the tests are
-            if holds or was.failed == IMPORT_FAILED:
+            # where the mutated module did not import, no test ran: it fails whatever the tests are (a
+            # compiled one's import also depends on the build, which no digest here covers)
+            if holds or (was.failed == IMPORT_FAILED and not is_cython(m.file)):
                 kept.append(replace(was, mutant=m, depends=""))
             else:
                 whole.append(m)
+        elif m.at_import and not is_cython(m.file) and not same_core:
+            whole.append(m)  # its earlier proof ran on the core where it was built, and only there
         else:
             # What runs at import, or a definition's header, every test reaches (``reach`` is None): the
             # earlier run proved every unchanged test passes, through the suite or the import's state.

@@ -84,14 +84,14 @@ def make(
     invalid = [Result(m, INVALID, detail=builds.refused[m.id]) for m in compiled if m.id in builds.refused]
     jobs = []
     statements: dict[str, list[tuple[int, int, bool]]] = {}
-    core_built = _core_built(root, files)
+    built_core = core_built(root, files)
     for m in mutants:
         built, switch = builds.at.get(m.id, (None, None))
         if is_cython(m.file) and built is None:
             continue
         # The package's modules load under the core as well, and what they do at import may differ
         # there: a mutant of it that survives the reference runs the suite on the built core too.
-        then_compiled = core_built and m.at_import and not is_cython(m.file)
+        then_compiled = built_core and m.at_import and not is_cython(m.file)
         chosen = selection.plan(m, mapping, root, files, statements)
         narrowed = only is not None and m.id in only
         if only is not None and narrowed:
@@ -167,7 +167,7 @@ def _state_proof(
     return dataclasses.replace(first, then_compiled=on_core, collected=mapping.collected)
 
 
-def _core_built(root: Path, files: Sequence[str]) -> bool:
+def core_built(root: Path, files: Sequence[str]) -> bool:
     """Whether every Cython file of the package has its extension built beside it, for this Python."""
     cores = [root / f for f in files if is_cython(f)]
     return bool(cores) and all(

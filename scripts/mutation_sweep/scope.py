@@ -52,8 +52,8 @@ def by_change(
 ) -> Scoped:
     """The mutants a change can have re-judged; with no map of the tests, those on changed lines alone.
 
-    A mutant whose statement no test reaches on its own runs the whole suite, so any changed test
-    reaches it.
+    A mutant whose statement no test reaches on its own runs the whole suite, and so does one of what runs
+    at import or of a definition's header once its first tests pass: any changed test reaches those.
     """
     lines = on_changed_lines(mutants, changes)
     if not changes.tests or mapping is None:
@@ -64,7 +64,8 @@ def by_change(
         if m.id in chosen:
             continue
         tests = tests_of(m, mapping, root, files)
-        if tests == (SUITE,) or any(changes.changed_test(t) for t in tests):
+        every = tests == (SUITE,) or m.at_import or m.definition
+        if every or any(changes.changed_test(t) for t in tests):
             reached.append(m.id)
     chosen.update(reached)
     return Scoped([m for m in mutants if m.id in chosen], len(lines), len(reached), frozenset(reached))

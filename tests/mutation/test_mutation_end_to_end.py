@@ -185,3 +185,20 @@ def test_a_new_test_rejudges_the_functions_it_reaches_and_no_others_of_its_file(
     judged = json.loads((work / "scoped.json").read_text(encoding="utf-8"))["mutants"]
     functions = {m["name"].split("__mutmut_")[0] for m in judged}
     assert functions == {"tinypkg.calc.xǁCounterǁ__init__", "tinypkg.calc.xǁCounterǁbump"}
+
+    # A changed test keeps its id, so mutmut runs no stats of it again: what it reaches now (bump, beside
+    # clamp) joins mutmut's record, and bump's mutants run it.
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a new test")
+    tests = (work / "tests" / "test_calc.py").read_text(encoding="utf-8")
+    widened = "    assert clamp(11, 0, 10) == 10\n    assert Counter().bump(3) == 3\n"
+    (work / "tests" / "test_calc.py").write_text(
+        tests.replace("    assert clamp(11, 0, 10) == 10\n", widened), encoding="utf-8"
+    )
+    changed = run(work, "mutation_run.py", "run", "--changed-since", "HEAD", "--out", "changed.json")
+    assert changed.returncode in (0, 1), changed.stdout + changed.stderr
+    record = json.loads((work / "mutants" / "mutmut-stats.json").read_text(encoding="utf-8"))
+    bump = "tinypkg.calc.xǁCounterǁbump"
+    assert "tests/test_calc.py::test_clamp" in record["tests_by_mangled_function_name"][bump]
+    judged = json.loads((work / "changed.json").read_text(encoding="utf-8"))["mutants"]
+    assert {m["name"].split("__mutmut_")[0] for m in judged} >= {"tinypkg.calc.x_clamp", bump}

@@ -283,6 +283,38 @@ def test_a_changed_test_reaches_the_functions_it_ran_before_and_runs_now(tmp_pat
     assert mutation_scope.functions_reached_by([before], {"tests/test_d.py::test_x"}.__contains__) == set()
 
 
+def test_an_unreadable_record_of_what_tests_reach_is_no_record(tmp_path: Path) -> None:
+    record = tmp_path / "mutmut-stats.json"
+    for malformed in ([], {"f": 3}, {"f": [3]}):
+        record.write_text(json.dumps({"tests_by_mangled_function_name": malformed}), encoding="utf-8")
+        assert mutation_scope.associations(record) is None
+        assert mutation_scope.functions_reached_by([record], lambda test: True) is None
+    record.write_text("{not json", encoding="utf-8")
+    assert mutation_scope.associations(record) is None
+
+
+def test_what_a_changed_test_reaches_now_joins_mutmuts_record_and_nothing_else_of_it_changes(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "mutmut-stats.json"
+    data = {
+        "tests_by_mangled_function_name": {"pkg.m.x_f": ["tests/test_a.py::test_one"]},
+        "duration_by_test": {"tests/test_a.py::test_one": 0.5},
+        "function_hashes": {"pkg.m.x_f": "abc"},
+    }
+    record.write_text(json.dumps(data), encoding="utf-8")
+    more = {"pkg.m.x_f": ["tests/test_b.py::test_two"], "pkg.m.x_g": ["tests/test_b.py::test_two"]}
+    mutation_scope.merge_associations(record, more)
+    merged = json.loads(record.read_text(encoding="utf-8"))
+    assert merged["tests_by_mangled_function_name"] == {
+        "pkg.m.x_f": ["tests/test_a.py::test_one", "tests/test_b.py::test_two"],
+        "pkg.m.x_g": ["tests/test_b.py::test_two"],
+    }
+    assert {k: v for k, v in merged.items() if k != "tests_by_mangled_function_name"} == {
+        k: v for k, v in data.items() if k != "tests_by_mangled_function_name"
+    }
+
+
 def test_a_stats_run_of_the_changed_tests_runs_those_a_change_inside_names_and_whole_files_else() -> None:
     changes = mutation_changes.Changes(
         "HEAD",

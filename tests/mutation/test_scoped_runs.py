@@ -57,6 +57,19 @@ def test_the_sweep_takes_mutants_on_changed_lines_and_those_a_changed_test_reach
     assert len(sweep_by_change(mutants, in_g, mapping, Path("."), ["pkg/m.py"]).mutants) == 1
 
 
+def test_a_changed_test_reaches_every_mutant_of_what_runs_at_import_or_a_definitions_header() -> None:
+    # Coverage ties line 11 to test_b alone (it imports the module afresh), but once those tests pass the
+    # whole suite judges such a mutant: a change to test_a may undo its kill.
+    at_import = Mutant("pkg/m.py", "<module>", "replace-value", "1", "2", 11, 11, at_import=True)
+    header = Mutant("pkg/m.py", "f", "drop-element", "a=1", "a", 9, 9, definition=True)
+    body = _sweep_mutant(11)
+    reached: dict[int, tuple[str, ...]] = {9: ("tests/test_b.py::test_y",), 11: ("tests/test_b.py::test_y",)}
+    mapping = select_tests.TestMap({"pkg/m.py": reached}, ("tests/test_a.py",))
+    changes = _changes({}, {"tests/test_a.py"})
+    scoped = sweep_by_change([at_import, header, body], changes, mapping, Path("."), ["pkg/m.py"])
+    assert scoped.mutants == [at_import, header]
+
+
 def _catalogue_mutant(mutant_id: str, hunk: str, killed_by: str) -> CatalogueMutant:
     spec = MutantSpec(mutant_id, "pkg/m.py", "f", "why", (killed_by,), "x", None, None)
     diff = f"--- a/pkg/m.py\n+++ b/pkg/m.py\n{hunk}\n-    x\n"

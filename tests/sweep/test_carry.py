@@ -16,7 +16,7 @@ from mutation_sweep.generate import Generated
 from mutation_sweep.results import ResultsError, SweepResults, load, universe_of
 from mutation_sweep.runners import forked
 from mutation_sweep.select_tests import SUITE
-from mutation_sweep.work_item import IMPORT_FAILED, INVALID, Mutant, Result
+from mutation_sweep.work_item import IMPORT_FAILED, Mutant, Result
 
 A = Mutant("pkg/m.py", "f", "comparison", "a < 1", "a <= 1", 2, 2)
 B = Mutant("pkg/m.py", "g", "comparison", "b < 1", "b <= 1", 5, 5)
@@ -48,9 +48,9 @@ def _suite(
     package: str = "p",
     python: str = "3.11",
     helpers: str = "h",
-    compiler: str = "Cython 3.1 core",
+    core_built: bool | None = True,
 ) -> carry.Suite:
-    return carry.Suite(python, package, helpers, tests, compiler)
+    return carry.Suite(python, package, helpers, tests, core_built)
 
 
 def _carry(
@@ -159,6 +159,7 @@ def test_a_kill_is_carried_while_its_killer_and_what_ran_before_it_are_unchanged
         {T1: "1", T2: "changed"},  # the killer changed
         {T1: "1"},  # the killer is gone
         {T1: "changed", T2: "2"},  # a test that ran before the killer changed: the kill may have needed it
+        {T2: "2"},  # a test that ran before the killer is gone
     ):
         assert A in _carry(earlier, was, _suite(now)).whole
     # killed in a later phase (the traced tests) by a test that changed since
@@ -171,6 +172,7 @@ def test_a_kill_is_carried_while_its_killer_and_what_ran_before_it_are_unchanged
     suite = [Result(A, KILLED, (SUITE,), T2, depends="d")]
     assert [r.mutant for r in _carry(suite, was, _suite({T1: "1", T2: "2", T3: "new"})).kept] == [A]
     assert A in _carry(suite, was, _suite({T1: "changed", T2: "2"})).whole
+    assert A in _carry(suite, was, _suite({T2: "2"})).whole
 
 
 def test_a_survivor_runs_only_the_new_and_changed_tests_that_reach_it() -> None:
@@ -364,54 +366,59 @@ def test_a_run_keeps_its_suite_and_a_malformed_one_is_refused(tmp_path: Path) ->
         load(path)
 
 
-def test_a_kill_by_a_failed_import_is_kept_whatever_the_tests_are() -> None:
+def test_a_kill_by_a_failed_import_of_python_is_kept_whatever_the_tests_are() -> None:
     # No test ran: the mutated module did not import. Every test changed, and none reaches it by the map.
     earlier = [Result(A, KILLED, (SUITE,), IMPORT_FAILED, depends="d")]
     carried = _carry(earlier, _suite({T1: "1", T2: "2"}), _suite({T3: "3"}))
     assert [(r.mutant, r.verdict, r.failed) for r in carried.kept] == [(A, KILLED, IMPORT_FAILED)]
     assert carried.whole == [B, C]
     assert _carry(earlier, _suite({T1: "1"}), _suite({T1: "1"}, package="changed")).whole == [A, B, C]
+    # a compiled mutant's import depends on its build too: no test-level rule keeps it
+    core = Mutant("pkg/core.pyx", "f", "comparison", "a < 1", "a <= 1", 2, 2)
+    compiled = carry.carry(
+        [core],
+        [Result(core, KILLED, (SUITE,), IMPORT_FAILED, depends="d")],
+        _suite({T1: "1"}),
+        _suite({T3: "3"}),
+        mapping=MAP,
+        root=Path("."),
+        files=["pkg/core.pyx"],
+    )
+    assert compiled.whole == [core]
 
 
-def test_cythons_refusal_is_kept_while_the_core_and_cython_are_the_same() -> None:
-    earlier = [Result(A, INVALID, detail="Cython: not allowed here")]  # a refusal is recorded undigested
-    before = _suite({T1: "1"})
-    # the tests changed, and the package's Python: neither is what Cython translated
-    carried = _carry(earlier, before, _suite({T1: "changed"}, package="changed"))
-    assert [(r.mutant, r.verdict, r.detail) for r in carried.kept] == [(A, INVALID, earlier[0].detail)]
-    assert "0 kills by a test unchanged since (or by a failed import), 0 survivors" in carried.describe()
-    assert "1 mutants Cython refused" in carried.describe()
-    for compiled_by in ("Cython 3.2 core", "Cython 3.1 changed core"):
-        assert A in _carry(earlier, before, _suite({T1: "1"}, compiler=compiled_by)).whole
-    # an earlier run that did not record its Cython keeps nothing of Cython's
-    unknown = _suite({T1: "1"}, compiler="")
-    assert A in _carry(earlier, unknown, unknown).whole
+def test_a_survivor_of_what_runs_at_import_is_narrowed_only_where_the_core_was_built_as_now() -> None:
+    # Its earlier proof ran on the core only where the core was built then; the narrowed job runs there
+    # only where it is built now. Unknown (an older record) or different: judged whole.
+    earlier = [Result(C, SURVIVED, (SUITE,), depends="d")]
+    same: list[tuple[bool | None, bool | None]] = [(True, True), (False, False)]
+    for before, now in same:
+        carried = _carry(earlier, _suite({T1: "1"}, core_built=before), _suite({T1: "2"}, core_built=now))
+        assert carried.narrowed == {C.id: (T1,)}
+    differ: list[tuple[bool | None, bool | None]] = [(None, True), (None, None), (False, True), (True, False)]
+    for before, now in differ:
+        carried = _carry(earlier, _suite({T1: "1"}, core_built=before), _suite({T1: "2"}, core_built=now))
+        assert C in carried.whole
+    # a body's survivor ran on one implementation, whatever was built
+    body = [Result(B, SURVIVED, (T1,), depends="d")]
+    assert B.id in _carry(body, _suite({T1: "1"}, core_built=None), _suite({T1: "2"})).narrowed
 
 
-def test_a_runs_cython_names_its_version_and_the_cores_text(tmp_path: Path) -> None:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "m.py").write_text("x = 1\n", encoding="utf-8")
-    (tmp_path / "pkg" / "core.pyx").write_text("cdef int y = 1\n", encoding="utf-8")
-    empty = select_tests.TestMap({}, ())
-
-    def compiled_by() -> str:
-        return carry.suite_of(tmp_path, ["pkg/core.pyx", "pkg/m.py"], [], empty).compiler
-
-    first = compiled_by()
-    assert first.startswith(f"{carry.compiler()} ")  # the tooling's own environment has Cython
-    (tmp_path / "pkg" / "m.py").write_text("x = 2\n", encoding="utf-8")
-    assert compiled_by() == first
-    (tmp_path / "pkg" / "core.pyx").write_text("cdef int y = 2\n", encoding="utf-8")
-    assert compiled_by() != first
-
-
-def test_a_suite_records_its_cython_and_an_older_record_without_it_reads_as_unknown(tmp_path: Path) -> None:
+def test_a_suite_records_whether_the_core_was_built_and_an_older_record_reads_as_unknown(
+    tmp_path: Path,
+) -> None:
     suite = _suite({T1: "1"})
     assert carry.Suite.from_json(suite.to_json()) == suite
-    older = {k: v for k, v in suite.to_json().items() if k != "compiler"}
-    assert carry.Suite.from_json(older).compiler == ""
-    with pytest.raises(ValueError, match="'compiler' must be a string"):
-        carry.Suite.from_json({**older, "compiler": 3})
+    older = {k: v for k, v in suite.to_json().items() if k != "core_built"}
+    assert carry.Suite.from_json(older).core_built is None
+    with pytest.raises(ValueError, match="'core_built' must be true, false or null"):
+        carry.Suite.from_json({**older, "core_built": "yes"})
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "core.pyx").write_text("cdef int y = 1\n", encoding="utf-8")
+    empty = select_tests.TestMap({}, ())
+    assert carry.suite_of(tmp_path, ["pkg/core.pyx"], [], empty).core_built is False
+    (tmp_path / "pkg" / f"core{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    assert carry.suite_of(tmp_path, ["pkg/core.pyx"], [], empty).core_built is True
 
 
 def test_what_a_scoped_run_carried_past_a_package_change_keeps_no_digest() -> None:
