@@ -190,10 +190,10 @@ def test_a_new_test_rejudges_the_functions_it_reaches_and_no_others_of_its_file(
     # clamp) joins mutmut's record, and bump's mutants run it.
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a new test")
-    tests = (work / "tests" / "test_calc.py").read_text(encoding="utf-8")
+    calc = (work / "tests" / "test_calc.py").read_text(encoding="utf-8")
     widened = "    assert clamp(11, 0, 10) == 10\n    assert Counter().bump(3) == 3\n"
     (work / "tests" / "test_calc.py").write_text(
-        tests.replace("    assert clamp(11, 0, 10) == 10\n", widened), encoding="utf-8"
+        calc.replace("    assert clamp(11, 0, 10) == 10\n", widened), encoding="utf-8"
     )
     changed = run(work, "mutation_run.py", "run", "--changed-since", "HEAD", "--out", "changed.json")
     assert changed.returncode in (0, 1), changed.stdout + changed.stderr

@@ -285,6 +285,7 @@ def test_a_changed_test_reaches_the_functions_it_ran_before_and_runs_now(tmp_pat
 
 def test_an_unreadable_record_of_what_tests_reach_is_no_record(tmp_path: Path) -> None:
     record = tmp_path / "mutmut-stats.json"
+    malformed: object
     for malformed in ([], {"f": 3}, {"f": [3]}):
         record.write_text(json.dumps({"tests_by_mangled_function_name": malformed}), encoding="utf-8")
         assert mutation_scope.associations(record) is None
