@@ -19,6 +19,7 @@ from pathlib import Path
 from mutation_changes import code_of, digest, text_at
 
 from .generate import is_cython
+from .jobs import core_built
 from .select_tests import SUITE, TestMap, tests_of
 from .work_item import INVALID, Mutant, Result
 
@@ -63,6 +64,8 @@ def digests(
     helpers = helpers_of(every_test)
     code = code_digests(root, [*files, *every_test])
     base = digest([sys.version, *(code[f] for f in files), *(code[f] for f in helpers)])
+    # what runs at import is judged on the core too, where it is built (jobs.make: then_compiled)
+    on_core = "python, then the built core" if core_built(root, files) else "python, no core built"
     out: dict[str, str] = {}
     for m in mutants:
         compiled = is_cython(m.file)
@@ -71,7 +74,7 @@ def digests(
         whole = compiled or m.definition or m.at_import or tests == (SUITE,)
         # the tests under their own tracer run after the mutant's own: their code counts too
         ran = every_test if whole else sorted({t.split("::")[0] for t in (*tests, *mapping.traced)})
-        implementation = "compiled" if compiled else "python"
+        implementation = "compiled" if compiled else on_core if m.at_import else "python"
         # the order the tests run in (quickest first) is no part of what the verdict depends on
         out[m.id] = digest(
             [base, m.id, implementation, *sorted(tests), *(code.get(f, digest([f, ""])) for f in ran)]

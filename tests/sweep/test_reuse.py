@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 from mutation_model import KILLED, SURVIVED
@@ -41,6 +42,21 @@ def test_a_changed_test_changes_only_the_verdicts_that_ran_it(tmp_path: Path) ->
     assert after[A.id] != before[A.id]
     assert after[B.id] == before[B.id]
     assert after[C.id] != before[C.id]  # at import: the whole suite runs against it
+
+
+def test_building_the_core_changes_the_verdicts_of_what_runs_at_import_alone(tmp_path: Path) -> None:
+    # What runs at import is judged on the built core too: a verdict from a tree without one proves less.
+    root = _project(tmp_path)
+    (root / "pkg/core.pyx").write_text("cdef int y = 1\n", encoding="utf-8")
+
+    def digests() -> dict[str, str]:
+        return reuse.digests([A, B, C], MAP, root, ["pkg/core.pyx", "pkg/m.py"], ["tests"])
+
+    before = digests()
+    (root / "pkg" / f"core{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    after = digests()
+    assert (after[A.id], after[B.id]) == (before[A.id], before[B.id])
+    assert after[C.id] != before[C.id]
 
 
 def test_the_package_or_a_helper_of_the_tests_changes_every_verdict(tmp_path: Path) -> None:
