@@ -102,9 +102,9 @@ class Carried:
         kept = Counter(r.verdict for r in self.kept)
         return (
             f"carried from the earlier run test by test: {kept[KILLED]} kills by a test unchanged since (or "
-            f"by a failed import), {kept[SURVIVED]} survivors no new or changed test reaches, "
-            f"{len(self.narrowed)} survivors judged against the new "
-            f"and changed tests that reach them alone; {len(self.whole)} judged whole"
+            f"by a failed import), {kept[SURVIVED]} survivors no new or changed test reaches; "
+            f"{len(self.narrowed)} survivors judged against the new and changed tests that reach them alone; "
+            f"{len(self.whole)} judged whole"
         )
 
 
@@ -127,7 +127,8 @@ def carry(
     if before is None or (before.python, before.helpers) != (now.python, now.helpers):
         return Carried([], {}, {}, list(mutants))
     held = {r.mutant.id: r for r in earlier if r.verdict in (KILLED, SURVIVED) and r.depends}
-    # The core's phases of what runs at import ran only where it was built: so they will now.
+    # A survivor of what runs at import was judged on the core where the core was built; narrowed, it is
+    # judged there only where the core is built now: the two must agree.
     same_core = before.core_built is not None and before.core_built == now.core_built
     changed = set(suite_code.changed(before.tests, now.tests))
     # changed or gone, not new: they ran in the earlier run

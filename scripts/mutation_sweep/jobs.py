@@ -93,9 +93,10 @@ def make(
         # there: a mutant of it that survives the reference runs the suite on the built core too.
         then_compiled = built_core and m.at_import and not is_cython(m.file)
         chosen = selection.plan(m, mapping, root, files, statements)
-        narrowed = only is not None and m.id in only
-        if only is not None and narrowed:
-            chosen = selection.only(mapping, only[m.id])
+        narrowed_to = only.get(m.id) if only else None
+        narrowed = narrowed_to is not None
+        if narrowed_to is not None:
+            chosen = selection.only(mapping, narrowed_to)
         source = generated.sources[m.id]
         module = selection.module_of(m.file)
         on = switch if built is not None else None

@@ -26,12 +26,18 @@ def run(cwd: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="mutmut's change detection shells out to git")
-@pytest.mark.e2e
-def test_sharded_run_merge_gate_and_report(tmp_path: Path) -> None:
+def _fixture(tmp_path: Path) -> Path:
+    """A copy of the fixture project to run mutmut in (the test is skipped where mutmut is not installed)."""
     pytest.importorskip("mutmut")
     work = tmp_path / "proj"
     shutil.copytree(FIXTURE, work)
+    return work
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="mutmut's change detection shells out to git")
+@pytest.mark.e2e
+def test_sharded_run_merge_gate_and_report(tmp_path: Path) -> None:
+    work = _fixture(tmp_path)
     for index in (1, 2):
         done = run(work, "mutation_run.py", "run", "--shard", f"{index}/2", "--out", f"s{index}.json")
         assert done.returncode == 0, done.stdout + done.stderr
@@ -90,9 +96,7 @@ def _mutmut(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.skipif(shutil.which("git") is None, reason="mutmut's change detection shells out to git")
 @pytest.mark.e2e
 def test_a_plain_mutmut_run_exports_what_mutmut_reports_and_the_gate_reads_it(tmp_path: Path) -> None:
-    pytest.importorskip("mutmut")
-    work = tmp_path / "proj"
-    shutil.copytree(FIXTURE, work)
+    work = _fixture(tmp_path)
     done = _mutmut(work, "run")
     assert done.returncode == 0, done.stdout + done.stderr
     exported = run(work, "mutation_run.py", "export", "--out", "plain.json")
@@ -121,9 +125,7 @@ def test_a_plain_mutmut_run_exports_what_mutmut_reports_and_the_gate_reads_it(tm
 @pytest.mark.skipif(shutil.which("git") is None, reason="mutmut's change detection shells out to git")
 @pytest.mark.e2e
 def test_a_kill_is_reused_only_while_the_tests_that_reach_it_are_unchanged(tmp_path: Path) -> None:
-    pytest.importorskip("mutmut")
-    work = tmp_path / "proj"
-    shutil.copytree(FIXTURE, work)
+    work = _fixture(tmp_path)
 
     def judged(*args: str) -> tuple[dict[str, str], str]:
         out = f"r{len(list(work.glob('r*.json')))}.json"
@@ -159,9 +161,7 @@ def test_a_kill_is_reused_only_while_the_tests_that_reach_it_are_unchanged(tmp_p
 def test_a_new_test_rejudges_the_functions_it_reaches_and_no_others_of_its_file(tmp_path: Path) -> None:
     # mutmut's stats of the last run have never seen the new test: a stats run of it alone says what it
     # reaches (the counter; mutmut puts no trampoline on a property), where its file's others reach clamp.
-    pytest.importorskip("mutmut")
-    work = tmp_path / "proj"
-    shutil.copytree(FIXTURE, work)
+    work = _fixture(tmp_path)
     (work / "checks").rename(work / "tests")
     (work / "tests" / "check_calc.py").rename(work / "tests" / "test_calc.py")
     config = (work / "pyproject.toml").read_text(encoding="utf-8").replace('"checks"', '"tests"')
