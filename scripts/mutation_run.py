@@ -88,17 +88,19 @@ def _reached_by_changed_tests(
     they reach now joins mutmut's record, so that its run gives each function those tests too (it runs
     stats again for new tests only). None where either record is missing or unreadable."""
     stats = Path("mutants/mutmut-stats.json")
-    if associations(stats) is None:
+    before = associations(stats)
+    if before is None:
         return None
     with tempfile.TemporaryDirectory(prefix="mutmut-reach-") as tmp:
-        now = Path(tmp, "reach.json")
-        if run_child(["_stats", str(now), *stats_targets(changes, tests)], override) != 0:
+        record = Path(tmp, "reach.json")
+        if run_child(["_stats", str(record), *stats_targets(changes, tests)], override) != 0:
             return None
-        reached = functions_reached_by([stats, now], changes.changed_test)
-        fresh = associations(now)
-        if reached is not None and fresh is not None:
-            merge_associations(stats, fresh)
-        return reached
+        now = associations(record)
+    if now is None:
+        return None
+    merge_associations(stats, now)
+    changed = changes.changed_test
+    return functions_reached_by(before, changed) | functions_reached_by(now, changed)
 
 
 def refresh_built_files(mutants: Path = Path("mutants")) -> list[Path]:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutation_changes import Changes, changed_since
+from mutation_changes import Changes, changed_since, function_of
 from mutation_common import natural_key, parse_mutant_name
 
 
@@ -76,19 +76,16 @@ def git_changed_functions(ref: str, paths: Sequence[str], repo: Path) -> set[str
     return result
 
 
-def functions_reached_by(records: Sequence[Path], changed: Callable[[str], bool]) -> set[str] | None:
-    """``module:qualname`` of every function a test ``changed`` accepts (a node id) ran, in any of
-    ``records``: mutmut's stats (``tests_by_mangled_function_name``), such as its last run's
-    (``mutants/mutmut-stats.json``) and one of the changed tests alone; None where one cannot be read."""
-    reached: set[str] = set()
-    for record in records:
-        by_function = associations(record)
-        if by_function is None:
-            return None
-        for mangled, ran in by_function.items():
-            if any(changed(test) for test in ran):
-                reached.add(parse_mutant_name(f"{mangled}__mutmut_1").function)
-    return reached
+def functions_reached_by(
+    by_function: Mapping[str, Sequence[str]], changed: Callable[[str], bool]
+) -> set[str]:
+    """``module:qualname`` of every function a test ``changed`` accepts (a node id) ran, by a record of
+    mutmut's stats (``associations``)."""
+    return {
+        parse_mutant_name(f"{mangled}__mutmut_1").function
+        for mangled, ran in by_function.items()
+        if any(changed(test) for test in ran)
+    }
 
 
 def associations(record: Path) -> dict[str, list[str]] | None:
@@ -112,6 +109,12 @@ def merge_associations(record: Path, more: dict[str, list[str]]) -> None:
     for function, tests in more.items():
         by_function[function] = sorted({*by_function.get(function, []), *tests})
     record.write_text(json.dumps(data, indent=4), encoding="utf-8")
+
+
+def named(test: str, targets: Collection[str]) -> bool:
+    """Whether ``targets`` (``stats_targets``) name the node id ``test``."""
+    file, function = function_of(test)
+    return file in targets or f"{file}::{function}" in targets
 
 
 def stats_targets(changes: Changes, tests: Collection[str]) -> list[str]:

@@ -13,12 +13,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from mutation_changes import function_of
 from mutation_io import InputError, read_toml
+from mutation_scope import named
 
 RUN_SCRIPT = Path(__file__).resolve().with_name("mutation_run.py")
 IMPL_ENV = "GUARD_LIB_IMPL"
@@ -159,12 +158,6 @@ def child_generate(max_children: int) -> int:
     stats = create_mutants(max_children)
     print(f"generated mutants: {stats.mutated} files mutated, {stats.unmodified} unchanged")
     return 0
-
-
-def named(test: str, targets: Collection[str]) -> bool:
-    """Whether ``targets`` (test files, and ``file::Class.test_x`` for one test) name the node id ``test``."""
-    file, function = function_of(test)
-    return file in targets or f"{file}::{function}" in targets
 
 
 def child_stats(out: Path, targets: list[str]) -> int:

@@ -22,8 +22,7 @@ from mutation_changes import digest
 from mutation_model import KILLED, SURVIVED
 
 from . import suite_code
-from .generate import is_cython
-from .jobs import core_built
+from .generate import core_built, is_cython
 from .reuse import code_digests, helpers_of, suite_files
 from .select_tests import SUITE, TestMap, tests_of
 from .work_item import IMPORT_FAILED, Mutant, Result

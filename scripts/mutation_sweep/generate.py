@@ -14,6 +14,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
 
@@ -236,6 +237,14 @@ def generate_file(
 
 def is_cython(rel: str) -> bool:
     return rel.endswith(".pyx")
+
+
+def core_built(root: Path, files: Sequence[str]) -> bool:
+    """Whether every Cython file of the package has its extension built beside it, for this Python."""
+    cores = [root / f for f in files if is_cython(f)]
+    return bool(cores) and all(
+        any(c.with_suffix(suffix).exists() for suffix in EXTENSION_SUFFIXES) for c in cores
+    )
 
 
 def generate(root: Path, files: Sequence[str], operators: Sequence[ModuleType] = ALL) -> Generated:

@@ -11,13 +11,12 @@ import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 from mutation_model import SURVIVED
 
 from . import compiled_coverage, selection
-from .generate import Generated, is_cython
+from .generate import Generated, core_built, is_cython
 from .runners import compiled_builds, forked
 from .select_tests import SUITE, TestMap, quickest, test_map
 from .work_item import INVALID, Mutant, Result
@@ -166,14 +165,6 @@ def _state_proof(
             mutant, module, "", (forked.STATE,), readers=readers, then_state=tuple(then_state[1:])
         )
     return dataclasses.replace(first, then_compiled=on_core, collected=mapping.collected)
-
-
-def core_built(root: Path, files: Sequence[str]) -> bool:
-    """Whether every Cython file of the package has its extension built beside it, for this Python."""
-    cores = [root / f for f in files if is_cython(f)]
-    return bool(cores) and all(
-        any(c.with_suffix(suffix).exists() for suffix in EXTENSION_SUFFIXES) for c in cores
-    )
 
 
 def _green_check(woven: Sequence[forked.Job], mapping: TestMap) -> forked.Job:

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from mutation_changes import code_of, digest, text_at
 
-from .generate import is_cython
-from .jobs import core_built
+from .generate import core_built, is_cython
 from .select_tests import SUITE, TestMap, tests_of
 from .work_item import INVALID, Mutant, Result
 

@@ -158,7 +158,9 @@ def test_a_kill_is_reused_only_while_the_tests_that_reach_it_are_unchanged(tmp_p
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="a scoped run reads the change from git")
 @pytest.mark.e2e
-def test_a_new_test_rejudges_the_functions_it_reaches_and_no_others_of_its_file(tmp_path: Path) -> None:
+def test_a_new_test_rejudges_only_what_it_reaches_and_a_changed_tests_new_reach_joins_mutmuts_record(
+    tmp_path: Path,
+) -> None:
     # mutmut's stats of the last run have never seen the new test: a stats run of it alone says what it
     # reaches (the counter; mutmut puts no trampoline on a property), where its file's others reach clamp.
     work = _fixture(tmp_path)

@@ -264,10 +264,29 @@ def _stats(path: Path, by_function: dict[str, list[str]]) -> Path:
     return path
 
 
-def test_a_changed_test_reaches_the_functions_it_ran_before_and_runs_now(tmp_path: Path) -> None:
-    before = tmp_path / "mutmut-stats.json"
-    changed = {"tests/test_b.py::test_two"}.__contains__
-    assert mutation_scope.functions_reached_by([before], changed) is None  # no record yet
+def test_a_changed_test_reaches_the_functions_it_ran_before_and_runs_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    before = tmp_path / "mutants" / "mutmut-stats.json"
+    before.parent.mkdir()
+    only = {"tests/test_b.py": frozenset({"test_two"})}
+    changes = mutation_changes.Changes("HEAD", "c", tests=frozenset(only), test_functions=only)
+    asked: list[list[str]] = []
+    answer: dict[str, object] = {"code": 0, "record": {"pkg.n.x_new": ["tests/test_b.py::test_two"]}}
+
+    def child(args: list[str], override: Path | None) -> int:
+        asked.append(args)
+        Path(args[1]).write_text(json.dumps({"tests_by_mangled_function_name": answer["record"]}), "utf-8")
+        return int(str(answer["code"]))
+
+    monkeypatch.setattr(mutation_run, "run_child", child)
+
+    def reached() -> set[str] | None:
+        return mutation_run._reached_by_changed_tests(changes, ["tests/test_b.py"], None)
+
+    assert reached() is None  # no record yet: no stats run either
+    assert asked == []
     _stats(
         before,
         {
@@ -276,11 +295,16 @@ def test_a_changed_test_reaches_the_functions_it_ran_before_and_runs_now(tmp_pat
             "pkg.n.x_other": ["tests/test_c.py::test_three"],
         },
     )
-    now = _stats(tmp_path / "now.json", {"pkg.n.x_new": ["tests/test_b.py::test_two"]})
-    assert mutation_scope.functions_reached_by([before], changed) == {"pkg.m:top"}
-    assert mutation_scope.functions_reached_by([before, now], changed) == {"pkg.m:top", "pkg.n:new"}
-    assert mutation_scope.functions_reached_by([before, tmp_path / "absent.json"], changed) is None
-    assert mutation_scope.functions_reached_by([before], {"tests/test_d.py::test_x"}.__contains__) == set()
+    assert reached() == {"pkg.m:top", "pkg.n:new"}  # what it reached before, and what it reaches now
+    assert (asked[-1][0], asked[-1][2:]) == ("_stats", ["tests/test_b.py::test_two"])
+    by_function = mutation_scope.associations(before)
+    assert by_function is not None
+    assert by_function["pkg.n.x_new"] == ["tests/test_b.py::test_two"]  # joined mutmut's record
+    assert mutation_scope.functions_reached_by(by_function, {"tests/test_d.py::test_x"}.__contains__) == set()
+    answer["code"] = 1
+    assert reached() is None  # the stats run failed: every function
+    answer.update(code=0, record=[])
+    assert reached() is None  # its record is unreadable: every function
 
 
 def test_an_unreadable_record_of_what_tests_reach_is_no_record(tmp_path: Path) -> None:
@@ -289,7 +313,6 @@ def test_an_unreadable_record_of_what_tests_reach_is_no_record(tmp_path: Path) -
     for malformed in ([], {"f": 3}, {"f": [3]}):
         record.write_text(json.dumps({"tests_by_mangled_function_name": malformed}), encoding="utf-8")
         assert mutation_scope.associations(record) is None
-        assert mutation_scope.functions_reached_by([record], lambda test: True) is None
     record.write_text("{not json", encoding="utf-8")
     assert mutation_scope.associations(record) is None
 
@@ -332,7 +355,7 @@ def test_a_stats_run_of_the_changed_tests_runs_those_a_change_inside_names_and_w
         "tests/test_b.py::test_any[p]",
         "tests/test_c.py::test_new",
     ]
-    assert [t for t in named if mutmut_child.named(t, targets)] == [*named[:2], named[3]]
+    assert [t for t in named if mutation_scope.named(t, targets)] == [*named[:2], named[3]]
 
 
 def test_a_core_rebuilt_since_mutmuts_copy_was_made_replaces_the_one_there(
