@@ -1128,20 +1128,31 @@ class Observed:
     bypassed: bool
 
 
+# CPython's and Cython's words for the same failure to unpack, reduced to one form (with the quotes a repr
+# of either puts around it: the messages appear in args too).
+_UNPACKING = (
+    (re.compile(r"not enough values to unpack \(expected \d+, got (\d+)\)"), r"unpack: only \1"),
+    (re.compile(r"need more than (\d+) values? to unpack"), r"unpack: only \1"),
+    (re.compile(r"(['\"]?)cannot unpack non-iterable (\w+) object\1"), r"<unpack: \2 not iterable>"),
+    (re.compile(r"(['\"]?)'(\w+)' object is not iterable\1"), r"<unpack: \2 not iterable>"),
+    (re.compile(r"too many values to unpack \(expected (\d+)(, got \d+)?\)"), r"unpack: over \1"),
+)
+_QUALIFIED = re.compile(r"\bguard_lib\.(?:_core|device_guard)\.(\w+)")
+
+
 def _unpacking(text: str) -> str:
-    # CPython's and Cython's words for the same failure to unpack, reduced to one form.
-    text = re.sub(r"not enough values to unpack \(expected \d+, got (\d+)\)", r"unpack: only \1", text)
-    text = re.sub(r"need more than (\d+) values? to unpack", r"unpack: only \1", text)
-    # (with the quotes a repr of either puts around it: the messages appear in args too)
-    text = re.sub(r"(['\"]?)cannot unpack non-iterable (\w+) object\1", r"<unpack: \2 not iterable>", text)
-    text = re.sub(r"(['\"]?)'(\w+)' object is not iterable\1", r"<unpack: \2 not iterable>", text)
-    return re.sub(r"too many values to unpack \(expected (\d+)(, got \d+)?\)", r"unpack: over \1", text)
+    # Every message it rewrites says one of these two words: most strings are passed over unread.
+    if "unpack" not in text and "iterable" not in text:
+        return text
+    for pattern, replacement in _UNPACKING:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def _unqualified(text: str) -> str:
     # An extension type's C name carries its module: Python's messages about it say which. From 3.13 the
     # messages name a Python class by its module too, so the reference's own classes lose theirs alike.
-    return re.sub(r"\bguard_lib\.(?:_core|device_guard)\.(\w+)", r"\1", text)
+    return _QUALIFIED.sub(r"\1", text) if "guard_lib." in text else text
 
 
 def _rewritten(value: object, rewrite: Callable[[str], str]) -> object:
@@ -1332,8 +1343,11 @@ class Oracle:
             return ["device-attributes-before-enter"]
         used = []
         for name, rewrite in REWRITES.items():
-            if name in self.allowed and rewrite(oracle, seen) != (oracle, seen):
-                oracle, seen = rewrite(oracle, seen)
+            if name not in self.allowed:
+                continue
+            rewritten = rewrite(oracle, seen)
+            if rewritten != (oracle, seen):
+                oracle, seen = rewritten
                 used.append(name)
                 if oracle == seen:
                     return used
