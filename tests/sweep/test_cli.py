@@ -294,3 +294,51 @@ def test_a_run_carries_survivors_test_by_test_and_judges_them_against_the_change
     judged = load(second, whole=False).results
     assert all("carried from the earlier run" in r.detail for r in judged)
     assert all(r.depends for r in judged)  # the package is unchanged: the whole proof is this tree's
+
+
+@pytest.mark.e2e
+def test_what_a_scoped_run_carried_past_a_package_change_keeps_no_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from mutation_changes import Changes
+    from mutation_model import SURVIVED
+    from mutation_sweep import carry, cli
+    from mutation_sweep import jobs as sweep_jobs
+    from mutation_sweep.results import load
+
+    def run(jobs: list[forked.Job], *args: object, **kwargs: object) -> list[Result]:
+        return [Result(j.mutant, SURVIVED, j.tests) for j in jobs]
+
+    monkeypatch.setenv("GUARD_LIB_IMPL", "python")
+    test_file, name = "tests/behaviour/test_result.py", "test_ok_answers_and_unwraps"
+    mapping = select_tests.TestMap({}, ("tests",), seconds={f"{test_file}::{name}": 0.1})
+    monkeypatch.setattr(sweep_jobs, "test_maps", lambda *a, **k: mapping)
+    monkeypatch.setattr(forked, "warm_up", lambda: None)
+    monkeypatch.setattr(forked, "run", run)
+    first = tmp_path / "first.json"
+    argv = ["run", "--jobs", "1", "--operator", "remove-normaliser"]
+    assert cli.main([*argv, "--out", str(first)]) == 0
+    earlier = load(first, whole=False)
+    assert earlier.suite is not None
+    # The earlier run judged the package as the ref holds it, and the test has changed since; the change
+    # selects no line of these mutants, so only the changed test reaches them (the scoped run's choice).
+    at_ref = "a" * 64
+    earlier.suite = replace(earlier.suite, package=at_ref, tests={f"{test_file}::{name}": "0" * 64})
+    earlier.results[:] = [replace(r, depends="0" * 64) for r in earlier.results]
+    earlier.write(first)
+    change = Changes(
+        "HEAD", "c" * 40, tests=frozenset({test_file}), test_functions={test_file: frozenset({name})}
+    )
+    monkeypatch.setattr(cli, "changes_for", lambda *a: change)
+    monkeypatch.setattr(
+        carry, "package_at", lambda root, files, commit: at_ref if commit == change.commit else ""
+    )
+    second = tmp_path / "second.json"
+    assert cli.main([*argv, "--out", str(second), "--reuse", str(first), "--changed-since", "HEAD"]) == 0
+    judged = load(second, whole=False).results
+    assert judged
+    assert all("carried from the earlier run" in r.detail for r in judged)
+    # this tree's package differs from the one the carried part was proven on: no digest may vouch for it
+    assert {r.depends for r in judged} == {""}
