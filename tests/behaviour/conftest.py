@@ -9,6 +9,7 @@ marked ``multi_gpu`` skips on a machine with fewer than two devices.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 from collections.abc import Iterator
 
@@ -82,3 +83,16 @@ def sim(request: pytest.FixtureRequest) -> SimulatedRuntime:
     if request.param == "c-entry":
         return EntryPointRuntime(device_count=SIMULATED_DEVICES)
     return SimulatedRuntime(device_count=SIMULATED_DEVICES)
+
+
+@pytest.fixture(scope="module")
+def frozen_heap() -> Iterator[None]:
+    """What the process holds before a module's tests, frozen until they end: a collection a test makes to
+    finalise what it dropped then looks only at what the module's tests made, not the whole process (pytest,
+    hypothesis, every module imported), which each full collection would walk again."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

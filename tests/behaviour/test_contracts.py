@@ -23,6 +23,10 @@ from guard_lib.runtime import SimulatedRuntime, get_runtime, use_runtime
 
 from .support import EntryPointRuntime, refusal
 
+# A collection at every check of what a test dropped: cheap on a frozen heap.
+pytestmark = pytest.mark.usefixtures("frozen_heap")
+
+
 DEVICES = 4
 FLAVOURS: dict[str, type[SimulatedRuntime]] = {"plain": SimulatedRuntime, "c-entry": EntryPointRuntime}
 

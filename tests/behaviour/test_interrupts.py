@@ -510,14 +510,11 @@ def _run(scenario: Scenario, at: int, runtime: type[WatchedRuntime] = WatchedRun
 
 
 @pytest.fixture(autouse=True)
-def _collect_only_what_a_run_made() -> Iterator[None]:
-    # Each run ends with a collection; frozen, the rest of the process costs it nothing.
+def _collect_only_what_a_run_made(frozen_heap: None) -> None:
+    # Each run ends with a collection: what the tests before left is finalised now, not inside a run, then
+    # frozen with the rest of the process (until the module ends), so a run's collection walks its own.
     gc.collect()
     gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

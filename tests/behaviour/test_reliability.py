@@ -18,6 +18,9 @@ from guard_lib.runtime import DeviceRuntime, SimulatedRuntime, use_runtime
 
 from .support import EntryPointRuntime, SlottedRuntime, current, select
 
+# A collection at every check of what a test dropped: cheap on a frozen heap.
+pytestmark = pytest.mark.usefixtures("frozen_heap")
+
 
 class _KeepsItsExit(DeviceGuard):
     """A subclass that keeps its own bound ``__exit__``, as a cleanup list would: a cycle through it."""
