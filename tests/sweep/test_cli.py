@@ -246,16 +246,15 @@ def test_a_run_reuses_the_verdicts_whose_inputs_are_unchanged_and_judges_the_res
     assert {r.mutant.id for r in load(second, whole=False).results} == every
 
 
-@pytest.mark.e2e
-def test_a_run_carries_survivors_test_by_test_and_judges_them_against_the_changed_tests_alone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    from dataclasses import replace
+CARRIED_TEST = "tests/behaviour/test_result.py::test_ok_answers_and_unwraps"
+CARRY_ARGV = ["run", "--jobs", "1", "--operator", "remove-normaliser"]
 
+
+def _every_job_survives(monkeypatch: pytest.MonkeyPatch) -> list[forked.Job]:
+    """The sweep's command with one test in its map, and no child run: every job it is given (the list
+    returned, in order) survives."""
     from mutation_model import SURVIVED
-    from mutation_sweep import cli
     from mutation_sweep import jobs as sweep_jobs
-    from mutation_sweep.results import load
 
     ran: list[forked.Job] = []
 
@@ -264,13 +263,25 @@ def test_a_run_carries_survivors_test_by_test_and_judges_them_against_the_change
         return [Result(j.mutant, SURVIVED, j.tests) for j in jobs]
 
     monkeypatch.setenv("GUARD_LIB_IMPL", "python")
-    test = "tests/behaviour/test_result.py::test_ok_answers_and_unwraps"
-    mapping = select_tests.TestMap({}, ("tests",), seconds={test: 0.1})
+    mapping = select_tests.TestMap({}, ("tests",), seconds={CARRIED_TEST: 0.1})
     monkeypatch.setattr(sweep_jobs, "test_maps", lambda *a, **k: mapping)
     monkeypatch.setattr(forked, "warm_up", lambda: None)
     monkeypatch.setattr(forked, "run", run)
+    return ran
+
+
+@pytest.mark.e2e
+def test_a_run_carries_survivors_test_by_test_and_judges_them_against_the_changed_tests_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from dataclasses import replace
+
+    from mutation_sweep import cli
+    from mutation_sweep.results import load
+
+    ran = _every_job_survives(monkeypatch)
+    test, argv = CARRIED_TEST, CARRY_ARGV
     first = tmp_path / "first.json"
-    argv = ["run", "--jobs", "1", "--operator", "remove-normaliser"]
     assert cli.main([*argv, "--out", str(first)]) == 0
     earlier = load(first, whole=False)
     assert earlier.suite is not None
@@ -303,29 +314,20 @@ def test_what_a_scoped_run_carried_past_a_package_change_keeps_no_digest(
     from dataclasses import replace
 
     from mutation_changes import Changes
-    from mutation_model import SURVIVED
     from mutation_sweep import carry, cli
-    from mutation_sweep import jobs as sweep_jobs
     from mutation_sweep.results import load
 
-    def run(jobs: list[forked.Job], *args: object, **kwargs: object) -> list[Result]:
-        return [Result(j.mutant, SURVIVED, j.tests) for j in jobs]
-
-    monkeypatch.setenv("GUARD_LIB_IMPL", "python")
-    test_file, name = "tests/behaviour/test_result.py", "test_ok_answers_and_unwraps"
-    mapping = select_tests.TestMap({}, ("tests",), seconds={f"{test_file}::{name}": 0.1})
-    monkeypatch.setattr(sweep_jobs, "test_maps", lambda *a, **k: mapping)
-    monkeypatch.setattr(forked, "warm_up", lambda: None)
-    monkeypatch.setattr(forked, "run", run)
+    _every_job_survives(monkeypatch)
+    test_file, name = CARRIED_TEST.split("::")
+    argv = CARRY_ARGV
     first = tmp_path / "first.json"
-    argv = ["run", "--jobs", "1", "--operator", "remove-normaliser"]
     assert cli.main([*argv, "--out", str(first)]) == 0
     earlier = load(first, whole=False)
     assert earlier.suite is not None
     # The earlier run judged the package as the ref holds it, and the test has changed since; the change
     # selects no line of these mutants, so only the changed test reaches them (the scoped run's choice).
     at_ref = "a" * 64
-    earlier.suite = replace(earlier.suite, package=at_ref, tests={f"{test_file}::{name}": "0" * 64})
+    earlier.suite = replace(earlier.suite, package=at_ref, tests={CARRIED_TEST: "0" * 64})
     earlier.results[:] = [replace(r, depends="0" * 64) for r in earlier.results]
     earlier.write(first)
     change = Changes(
