@@ -40,6 +40,9 @@ class Changes:
     # a test file of ``tests`` whose changed lines all lie inside its tests -> those tests (``Class.test_x``):
     # only they changed. A file of ``tests`` not here changed as a whole.
     test_functions: dict[str, frozenset[str]] = field(default_factory=dict)
+    # what changed of how every test runs (``mutation_environment.CONFIGURATION``): then every test counts
+    # as changed, whole
+    configuration: tuple[str, ...] = ()
 
     def in_changed_function(self, file: str, scope: str) -> bool:
         """Whether ``scope`` (a qualified name) is a function of ``file`` whose body changed."""
@@ -82,6 +85,7 @@ class Changes:
         ]
         parts += [f"tests {', '.join(tests)}"] if tests else []
         parts += [f"comments or spacing only in {', '.join(self.cosmetic)}"] if self.cosmetic else []
+        parts += [f"{', '.join(self.configuration)}, so every test"] if self.configuration else []
         return f"changed since {self.since}: " + ("; ".join(parts) or "no code")
 
 
@@ -130,12 +134,20 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
         elif new:
             lines[path] = frozenset(found)
             functions[path] = frozenset(functions_holding(new, found, cython=path.endswith(".pyx")))
+    # imported here: it takes its reading of code from this module
+    from mutation_environment import configuration_changed
+
     beside = _beside_helpers(repo, changed_tests)
     beside |= _importers(repo, tests, changed_tests | beside)
+    configured = configuration_changed(repo, commit)
+    if configured:
+        beside |= {p.relative_to(repo).as_posix() for p in (repo / tests).rglob("test_*.py")}
     changed_tests |= beside
     # a test beside a changed helper may behave differently anywhere in it
     test_functions = {f: n for f, n in test_functions.items() if f not in beside}
-    return Changes(ref, commit, lines, frozenset(changed_tests), tuple(cosmetic), functions, test_functions)
+    return Changes(
+        ref, commit, lines, frozenset(changed_tests), tuple(cosmetic), functions, test_functions, configured
+    )
 
 
 def _importers(repo: Path, tests: str, changed: set[str]) -> set[str]:

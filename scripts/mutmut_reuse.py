@@ -3,11 +3,12 @@
 mutmut keeps its own verdicts in mutants/ and trusts them while a function's code is unchanged, even when
 the tests that killed a mutant changed; so every run here names the mutants mutmut must judge, and a
 verdict is kept only by this digest. It covers the mutant (its name and its function, original and
-mutated), the package's code (every file mutmut mutates, whole, and the compiled core's source), the
-test files that reach the mutant's function (as mutmut's stats of the run that judged it recorded), the
-helpers beside the tests (conftest and support modules), ``[tool.mutmut]``, mutmut's version and the
-interpreter; code as its tokens, so comments and spacing count for nothing. Only a kill is reused: a
-mutant its tests did not kill is judged again, so reuse never hides a survivor.
+mutated), the package's code (every file mutmut mutates, whole, and the compiled core's source), the test
+files that reach the mutant's function (as mutmut's stats of the run that judged it recorded), the helpers
+beside the tests (conftest and support modules), how they run (``mutation_environment``),
+``[tool.mutmut]``, mutmut's version and the interpreter; code as its tokens, so comments and spacing count
+for nothing. Only a kill is reused: a mutant its tests did not kill is judged again, so reuse never hides a
+survivor.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from mutation_changes import code_of
 from mutation_changes import digest as _digest
 from mutation_common import MutantRecord, Results
+from mutation_environment import digest_of
 from mutation_io import InputError, read_toml
 
 REUSABLE = frozenset({"killed"})
@@ -99,6 +101,7 @@ def base(root: Path, override: Path | None = None) -> str:
     return _digest(
         [
             sys.version,
+            digest_of(root),
             mutmut,
             json.dumps(table, sort_keys=True),
             *(_code(root, f) for f in package),

@@ -3,7 +3,8 @@
 A catalogue verdict depends on the entry (its edit, as its key names it, and its killed_by tests), the
 package's code it was judged against (every file of the package, whole), the tests it ran and their
 code (its killed_by tests' files, or every file the catalogue names under --full, with the helpers
-beside them), the harness that judged it, the interpreter, the implementation and the runtime; code as
+beside them), how they run (``mutation_environment``), the harness that judged it, the interpreter, the
+implementation and the runtime; code as
 its tokens, so comments and spacing count for nothing. Each result carries the digest of all of those
 (``depends``). Only a kill is reused: an entry its tests did not kill is judged again, so reuse never
 hides a finding.
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mutation_changes import code_of, digest
+from mutation_environment import digest_of
 from mutation_io import InputError
 from mutation_model import KILLED
 
@@ -52,7 +54,17 @@ def digests(config: Config, mutants: Sequence[Mutant], runtime: str, full: bool)
     helpers = [_code(p, root) for rel, p in sorted(suite.items()) if rel not in named and not _collected(p)]
     tool = [_code(p, p.parent) for where in HARNESS_SOURCES for p in _files(where, (".py",))]
     base = digest(
-        [sys.version, runtime, str(full), *harness.tests, *harness.pytest_args, *package, *helpers, *tool]
+        [
+            sys.version,
+            digest_of(root),
+            runtime,
+            str(full),
+            *harness.tests,
+            *harness.pytest_args,
+            *package,
+            *helpers,
+            *tool,
+        ]
     )
     tests = {rel: _code(root / rel, root) for rel in named}
     out: dict[str, str] = {}

@@ -1,12 +1,12 @@
-"""Verdicts carried test by test: where a run's digest (``reuse``) sends a mutant to be judged again because
-a test changed, what the earlier run proved of it may still hold for every other test.
+"""Verdicts carried test by test: where a run's digest (``reuse``) sends a mutant to be judged again because a
+test changed, what the earlier run proved of it may still hold for every other test.
 
 A kill holds while the test that killed it is unchanged. A survivor passed every test that reached it; the
-ones unchanged since would pass again, so only the new and changed tests among those that reach it need
-run (every one of them, for what runs at import or a definition's header). Both need the same interpreter
-and the suite's helpers unchanged, and the package's code unchanged, except for a mutant a scoped run chose
-only because a changed test reaches it: that run judges only what its change selects, and so takes the rest
-of the package as the earlier run judged it.
+ones unchanged since would pass again, so only the new and changed tests among those that reach it need run
+(every one of them, for what runs at import or a definition's header). Both need the same interpreter, the
+suite's helpers and how the tests run (``mutation_environment``) unchanged, and the package's code
+unchanged, except for a mutant a scoped run chose only because a changed test reaches it: that run judges
+only what its change selects, and so takes the rest of the package as the earlier run judged it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mutation_changes import digest
+from mutation_environment import digest_of
 from mutation_model import KILLED, SURVIVED
 
 from . import suite_code
@@ -31,7 +32,8 @@ from .work_item import IMPORT_FAILED, Mutant, Result
 @dataclass(frozen=True)
 class Suite:
     """What a run judged every mutant with, apart from the mutant: the interpreter, the package's code, the
-    suite's helpers (conftest, support modules), and each test's own code (``suite_code``)."""
+    suite's helpers (conftest, support modules), how the tests run (``mutation_environment``), and each
+    test's own code (``suite_code``)."""
 
     python: str
     package: str
@@ -40,6 +42,11 @@ class Suite:
     # whether the package's compiled core was built in the tree, so that what runs at import was judged on
     # it too (None: not recorded)
     core_built: bool | None = None
+    environment: str = ""  # ``mutation_environment.digest_of``; "" in a record older than it
+
+    def runs_as(self, other: Suite) -> bool:
+        """Whether the tests run here as in ``other``: the same interpreter, helpers and configuration."""
+        return all(getattr(self, k) == getattr(other, k) for k in ("python", "helpers", "environment"))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +54,7 @@ class Suite:
             "package": self.package,
             "helpers": self.helpers,
             "core_built": self.core_built,
+            "environment": self.environment,
             "tests": dict(sorted(self.tests.items())),
         }
 
@@ -62,7 +70,10 @@ class Suite:
         core_built = raw.get("core_built")
         if core_built is not None and not isinstance(core_built, bool):
             raise ValueError("'suite' 'core_built' must be true, false or null")
-        return cls(raw["python"], raw["package"], raw["helpers"], dict(tests), core_built)
+        environment = raw.get("environment", "")
+        if not isinstance(environment, str):
+            raise ValueError("'suite' 'environment' must be a string")
+        return cls(raw["python"], raw["package"], raw["helpers"], dict(tests), core_built, environment)
 
 
 def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mapping: TestMap) -> Suite:
@@ -78,6 +89,7 @@ def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mappi
         digest([code[f] for f in helpers]),
         suite_code.digests(root, tests, [t for t in tests if suite_code.normal(t) not in skipped]),
         core_built(root, files),
+        digest_of(root),
     )
 
 
@@ -123,7 +135,7 @@ def carry(
     ``scoped``: the ids a scoped run chose only because a changed test reaches them; their package may
     differ from ``before``'s where ``before`` judged the package as the scoped run's ref holds it
     (``package_at_ref``)."""
-    if before is None or (before.python, before.helpers) != (now.python, now.helpers):
+    if before is None or not before.runs_as(now):
         return Carried([], {}, {}, list(mutants))
     held = {r.mutant.id: r for r in earlier if r.verdict in (KILLED, SURVIVED) and r.depends}
     # A survivor of what runs at import was judged on the core where the core was built; narrowed, it is

@@ -1,12 +1,13 @@
 """Verdicts reused from an earlier run while nothing they depend on has changed.
 
-A verdict depends on the mutant (its id: file, scope, operator and texts), the package's code it was
-judged against (every file the sweep mutates, whole: a change anywhere in it may decide whether a test
-still tells the mutant apart), the tests it ran and their code (with the helpers beside them: conftest,
-support modules), the interpreter and the implementation under test; code as its tokens, so comments
-and spacing count for nothing. Each result carries the digest of all of those (``depends``); a later run
-takes an earlier verdict only where the digest is the same, so a changed test, a changed line of the
-package or another Python judges the mutant again.
+A verdict depends on the mutant (its id: file, scope, operator and texts), the package's code it was judged
+against (every file the sweep mutates, whole: a change anywhere in it may decide whether a test still tells
+the mutant apart), the tests it ran and their code (with the helpers beside them: conftest, support
+modules), how they run (pytest's configuration, the build script, the versions installed:
+``mutation_environment``), the interpreter and the implementation under test; code as its tokens, so
+comments and spacing count for nothing. Each result carries the digest of all of those (``depends``); a
+later run takes an earlier verdict only where the digest is the same, so a changed test, a changed line of
+the package or another Python judges the mutant again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mutation_changes import code_of, digest, text_at
+from mutation_environment import digest_of
 
 from .generate import core_built, is_cython
 from .select_tests import SUITE, TestMap, tests_of
@@ -62,7 +64,7 @@ def digests(
     every_test = suite_files(root, suite)
     helpers = helpers_of(every_test)
     code = code_digests(root, [*files, *every_test])
-    base = digest([sys.version, *(code[f] for f in files), *(code[f] for f in helpers)])
+    base = digest([sys.version, digest_of(root), *(code[f] for f in files), *(code[f] for f in helpers)])
     # what runs at import is judged on the core too, where it is built (jobs.make: then_compiled)
     on_core = "python, then the built core" if core_built(root, files) else "python, no core built"
     out: dict[str, str] = {}

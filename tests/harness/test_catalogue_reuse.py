@@ -95,6 +95,14 @@ def test_a_change_of_the_packages_code_changes_every_digest(project: Path) -> No
     assert all(after[i] != before[i] for i in before)
 
 
+def test_a_change_of_how_the_tests_run_changes_every_digest(project: Path) -> None:
+    # pytest's configuration decides what fails: a warning made an error kills what a warning alone would not
+    before = _digests(project)
+    _append(project / "pytest.ini", "filterwarnings = error\n")
+    after = _digests(project)
+    assert all(after[i] != before[i] for i in before)
+
+
 def test_a_change_of_a_named_test_file_changes_only_the_digests_of_the_entries_naming_it(
     project: Path,
 ) -> None:

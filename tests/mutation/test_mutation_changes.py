@@ -153,3 +153,38 @@ def test_a_change_inside_some_tests_changes_those_tests_alone(tmp_path: Path) ->
     assert changes.changed_test("tests/other/test_n.py::test_b")
     (tmp_path / "tests/unit/conftest.py").write_text("Y = 1\n", encoding="utf-8")  # a new helper beside
     assert changed_since("HEAD", tmp_path).test_functions == {"tests/other/test_m.py": {"test_c"}}
+
+
+def test_a_change_to_how_the_tests_run_changes_every_test(tmp_path: Path) -> None:
+    pyproject = "[tool.pytest.ini_options]\nxfail_strict = true\n\n[tool.ruff]\nline-length = 100\n"
+    files = {
+        "pyproject.toml": pyproject,
+        "setup.py": "from setuptools import setup\n\nsetup()\n",
+        "tests/unit/test_a.py": "def test_a():\n    pass\n",
+        "tests/test_b.py": "def test_b():\n    pass\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    # another tool's table, and the build script's comments, change no test
+    (tmp_path / "pyproject.toml").write_text(pyproject.replace("100", "90"), encoding="utf-8")
+    (tmp_path / "setup.py").write_text("# builds the core\n" + files["setup.py"], encoding="utf-8")
+    (tmp_path / "tests/unit/test_a.py").write_text("def test_a():\n    assert 1\n", encoding="utf-8")
+    quiet = changed_since("HEAD", tmp_path)
+    assert quiet.configuration == ()
+    assert quiet.test_functions == {"tests/unit/test_a.py": {"test_a"}}
+    (tmp_path / "pyproject.toml").write_text(pyproject.replace("true", "false"), encoding="utf-8")
+    (tmp_path / "setup.py").write_text(files["setup.py"].replace("setup()", "setup(name='x')"), "utf-8")
+    changes = changed_since("HEAD", tmp_path)
+    assert changes.configuration == ("pytest's configuration in pyproject.toml", "setup.py")
+    assert changes.tests == {"tests/unit/test_a.py", "tests/test_b.py"}
+    assert changes.test_functions == {}  # whole files: any line of them may run otherwise
+    assert changes.changed_test("tests/test_b.py::test_b")
+    assert changes.within([], ["tests/unit"]).tests == {"tests/unit/test_a.py"}
+    assert changes.describe() == (
+        "changed since HEAD: setup.py 3; tests tests/test_b.py, tests/unit/test_a.py; "
+        "pytest's configuration in pyproject.toml, setup.py, so every test"
+    )

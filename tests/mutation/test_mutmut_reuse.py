@@ -67,6 +67,7 @@ def test_comments_and_spacing_change_nothing(project: Path) -> None:
         ("tests/unit/helper.py", "VALUE = 2\n"),  # a helper beside the tests
         ("tests/conftest.py", "X = 1\n"),  # a conftest above them
         ("pyproject.toml", PYPROJECT.replace('["tests/unit"]', '["tests/unit", "tests"]')),  # [tool.mutmut]
+        ("pyproject.toml", PYPROJECT + 'filterwarnings = ["error"]\n'),  # how pytest runs the tests
     ],
 )
 def test_each_input_changes_the_digest(project: Path, rel: str, text: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from mutation_changes import changed_code_lines, changed_tests_within, imported_tests, spans_of_tests
+from mutation_environment import digest_of
 from mutation_model import KILLED, SURVIVED, TIMEOUT
 from mutation_sweep import carry, jobs, select_tests, suite_code
 from mutation_sweep.generate import Generated
@@ -49,8 +50,9 @@ def _suite(
     python: str = "3.11",
     helpers: str = "h",
     core_built: bool | None = True,
+    environment: str = "e",
 ) -> carry.Suite:
-    return carry.Suite(python, package, helpers, tests, core_built)
+    return carry.Suite(python, package, helpers, tests, core_built, environment)
 
 
 def _carry(
@@ -195,9 +197,18 @@ def test_a_survivor_runs_only_the_new_and_changed_tests_that_reach_it() -> None:
         (_suite({T1: "1"}, python="3.11"), _suite({T1: "1"}, python="3.12"), ()),
         (_suite({T1: "1"}, helpers="h"), _suite({T1: "1"}, helpers="changed"), ()),
         (_suite({T1: "1"}, package="p"), _suite({T1: "1"}, package="changed"), ()),
+        (_suite({T1: "1"}, environment="e"), _suite({T1: "1"}, environment="changed"), ()),
+        (_suite({T1: "1"}, environment=""), _suite({T1: "1"}), ()),
         (None, _suite({T1: "1"}), ()),
     ],
-    ids=["another-python", "a-helper-changed", "the-package-changed", "no-earlier-suite"],
+    ids=[
+        "another-python",
+        "a-helper-changed",
+        "the-package-changed",
+        "how-the-tests-run-changed",
+        "an-earlier-suite-that-recorded-no-environment",
+        "no-earlier-suite",
+    ],
 )
 def test_nothing_is_carried_where_what_every_verdict_depends_on_changed(
     before: carry.Suite | None, now: carry.Suite, scoped: tuple[str, ...]
@@ -419,6 +430,15 @@ def test_a_suite_records_whether_the_core_was_built_and_an_older_record_reads_as
     assert carry.suite_of(tmp_path, ["pkg/core.pyx"], [], empty).core_built is False
     (tmp_path / "pkg" / f"core{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
     assert carry.suite_of(tmp_path, ["pkg/core.pyx"], [], empty).core_built is True
+
+
+def test_a_suite_records_how_the_tests_ran_and_an_older_record_carries_nothing(tmp_path: Path) -> None:
+    empty = select_tests.TestMap({}, ())
+    assert carry.suite_of(tmp_path, [], [], empty).environment == digest_of(tmp_path)
+    older = {k: v for k, v in _suite({T1: "1"}).to_json().items() if k != "environment"}
+    assert carry.Suite.from_json(older).environment == ""
+    with pytest.raises(ValueError, match="'environment' must be a string"):
+        carry.Suite.from_json({**older, "environment": 1})
 
 
 def test_what_a_scoped_run_carried_past_a_package_change_keeps_no_digest() -> None:

@@ -271,6 +271,31 @@ def _every_job_survives(monkeypatch: pytest.MonkeyPatch) -> list[forked.Job]:
 
 
 @pytest.mark.e2e
+def test_a_run_reuses_and_carries_nothing_once_a_distribution_the_tests_use_is_another_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Hypothesis draws other programs in another release: every verdict it took part in may differ
+    from importlib.metadata import version
+
+    import mutation_environment
+    from mutation_sweep import cli
+
+    ran = _every_job_survives(monkeypatch)
+    first = tmp_path / "first.json"
+    assert cli.main([*CARRY_ARGV, "--out", str(first)]) == 0
+    every = sorted(j.mutant.id for j in ran)
+    ran.clear()
+    monkeypatch.setattr(
+        mutation_environment, "version", lambda n: "0.0.0" if n == "hypothesis" else version(n)
+    )
+    caplog.set_level(logging.INFO)
+    assert cli.main([*CARRY_ARGV, "--out", str(tmp_path / "second.json"), "--reuse", str(first)]) == 0
+    assert sorted(j.mutant.id for j in ran) == every  # each judged whole, none reused or carried
+    assert "reused 0 verdicts" in caplog.text
+    assert "0 survivors no new or changed test reaches; 0 survivors judged" in caplog.text
+
+
+@pytest.mark.e2e
 def test_a_run_carries_survivors_test_by_test_and_judges_them_against_the_changed_tests_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
+import mutation_environment
+import pytest
 from mutation_model import KILLED, SURVIVED
 from mutation_sweep import reuse, select_tests
 from mutation_sweep.work_item import INVALID, Mutant, Result
@@ -67,6 +69,19 @@ def test_the_package_or_a_helper_of_the_tests_changes_every_verdict(tmp_path: Pa
     assert all(helped[m] != before[m] for m in before)
     (root / "pkg/m.py").write_text("def f(a):\n    return a < 2\n", encoding="utf-8")
     assert all(_digests(root)[m] != helped[m] for m in before)
+
+
+def test_how_the_tests_run_changes_every_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A kill can rest on pytest's configuration (a warning made an error), and on what Hypothesis draws
+    root = _project(tmp_path)
+    pyproject = '[project]\nname = "pkg"\ndependencies = ["hypothesis"]\n\n[tool.pytest.ini_options]\n'
+    (root / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    before = _digests(root)
+    (root / "pyproject.toml").write_text(pyproject + 'filterwarnings = ["error"]\n', encoding="utf-8")
+    configured = _digests(root)
+    assert all(configured[m] != before[m] for m in before)
+    monkeypatch.setattr(mutation_environment, "version", lambda name: "0.0.1")
+    assert all(_digests(root)[m] != configured[m] for m in before)
 
 
 def test_only_a_recorded_verdict_of_the_same_inputs_is_kept(tmp_path: Path) -> None:
