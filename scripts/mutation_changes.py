@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import fnmatch
 import hashlib
 import io
 import subprocess
@@ -135,13 +136,14 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
             lines[path] = frozenset(found)
             functions[path] = frozenset(functions_holding(new, found, cython=path.endswith(".pyx")))
     # imported here: it takes its reading of code from this module
-    from mutation_environment import configuration_changed
+    from mutation_environment import configuration_changed, python_files
 
-    beside = _beside_helpers(repo, changed_tests)
-    beside |= _importers(repo, tests, changed_tests | beside)
+    patterns = python_files(repo)
+    beside = _beside_helpers(repo, changed_tests, patterns)
+    beside |= _importers(repo, tests, changed_tests | beside, patterns)
     configured = configuration_changed(repo, commit)
     if configured:
-        beside |= {p.relative_to(repo).as_posix() for p in (repo / tests).rglob("test_*.py")}
+        beside |= _test_files(repo / tests, repo, patterns)
     changed_tests |= beside
     # a test beside a changed helper may behave differently anywhere in it
     test_functions = {f: n for f, n in test_functions.items() if f not in beside}
@@ -150,11 +152,17 @@ def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:
     )
 
 
-def _importers(repo: Path, tests: str, changed: set[str]) -> set[str]:
+def _test_files(folder: Path, repo: Path, patterns: Sequence[str]) -> set[str]:
+    """The files under ``folder`` pytest collects (their names match one of ``patterns``)."""
+    found = (p for p in folder.rglob("*.py") if any(fnmatch.fnmatch(p.name, n) for n in patterns))
+    return {p.relative_to(repo).as_posix() for p in found}
+
+
+def _importers(repo: Path, tests: str, changed: set[str], patterns: Sequence[str]) -> set[str]:
     """The test files that import from a changed test file."""
     found = set()
-    for path in sorted((repo / tests).rglob("test_*.py")):
-        rel = path.relative_to(repo).as_posix()
+    for rel in sorted(_test_files(repo / tests, repo, patterns)):
+        path = repo / rel
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError):
@@ -164,11 +172,11 @@ def _importers(repo: Path, tests: str, changed: set[str]) -> set[str]:
     return found
 
 
-def _beside_helpers(repo: Path, changed: set[str]) -> set[str]:
+def _beside_helpers(repo: Path, changed: set[str], patterns: Sequence[str]) -> set[str]:
     """The test files in the folders (and below) of the changed files that are not tests themselves."""
     found: set[str] = set()
-    for helper in (Path(t) for t in changed if not Path(t).name.startswith("test_")):
-        found.update(p.relative_to(repo).as_posix() for p in (repo / helper.parent).rglob("test_*.py"))
+    for helper in (Path(t) for t in changed if not any(fnmatch.fnmatch(Path(t).name, n) for n in patterns)):
+        found |= _test_files(repo / helper.parent, repo, patterns)
     return found
 
 

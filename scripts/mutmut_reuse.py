@@ -25,12 +25,11 @@ from typing import Any
 from mutation_changes import code_of
 from mutation_changes import digest as _digest
 from mutation_common import MutantRecord, Results
-from mutation_environment import digest_of
+from mutation_environment import digest_of, python_files
 from mutation_io import InputError, read_toml
 
 REUSABLE = frozenset({"killed"})
 PACKAGE_SUFFIXES = (".py", ".pyx", ".pxd", ".pyi")
-DEFAULT_TEST_FILES = ["test_*.py", "*_test.py"]
 
 
 def _code(root: Path, rel: str) -> str:
@@ -58,20 +57,10 @@ def _mutmut_table_of(path: Path) -> dict[str, Any]:
     return table if isinstance(table, dict) else {}
 
 
-def _test_patterns(root: Path) -> list[str]:
-    """The names of the files pytest collects here (``python_files``)."""
-    try:
-        ini = read_toml(root / "pyproject.toml").get("tool", {}).get("pytest", {}).get("ini_options", {})
-    except (InputError, AttributeError):
-        ini = {}
-    patterns = ini.get("python_files", DEFAULT_TEST_FILES) if isinstance(ini, dict) else DEFAULT_TEST_FILES
-    return [patterns] if isinstance(patterns, str) else [str(p) for p in patterns]
-
-
 def _helpers(root: Path, selection: Sequence[str]) -> list[str]:
     """Files beside the tests that any test may use: each folder's modules that pytest does not collect,
     and every conftest.py from the folder up to the root."""
-    patterns = _test_patterns(root)
+    patterns = python_files(root)
     found: set[str] = set()
     for where in selection:
         found.update(
@@ -101,7 +90,7 @@ def base(root: Path, override: Path | None = None) -> str:
     return _digest(
         [
             sys.version,
-            digest_of(root),
+            digest_of(root),  # the conftests above the tests are among the helpers below
             mutmut,
             json.dumps(table, sort_keys=True),
             *(_code(root, f) for f in package),

@@ -19,8 +19,9 @@ import guard_lib
 pytest_plugins = ["pytester"]
 
 # Chosen by the mutation engines (--hypothesis-profile=mutation): a mutant needs a failing example, not the
-# smallest one, and shrinking a mutant's failure can cost many times the test itself.
-settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
+# smallest one, and shrinking a mutant's failure can cost many times the test itself. No example database:
+# a verdict rests on the tests and their seed alone, never on examples an earlier mutant's run left on disk.
+settings.register_profile("mutation", database=None, phases=[Phase.explicit, Phase.generate, Phase.target])
 
 E2E = "e2e"
 

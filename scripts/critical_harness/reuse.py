@@ -56,7 +56,7 @@ def digests(config: Config, mutants: Sequence[Mutant], runtime: str, full: bool)
     base = digest(
         [
             sys.version,
-            digest_of(root),
+            digest_of(root, harness.tests),
             runtime,
             str(full),
             *harness.tests,

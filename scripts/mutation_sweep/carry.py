@@ -89,7 +89,7 @@ def suite_of(root: Path, files: Sequence[str], pytest_args: Sequence[str], mappi
         digest([code[f] for f in helpers]),
         suite_code.digests(root, tests, [t for t in tests if suite_code.normal(t) not in skipped]),
         core_built(root, files),
-        digest_of(root),
+        digest([digest_of(root, pytest_args), *pytest_args]),
     )
 
 

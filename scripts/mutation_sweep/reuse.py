@@ -64,7 +64,8 @@ def digests(
     every_test = suite_files(root, suite)
     helpers = helpers_of(every_test)
     code = code_digests(root, [*files, *every_test])
-    base = digest([sys.version, digest_of(root), *(code[f] for f in files), *(code[f] for f in helpers)])
+    how = digest_of(root, suite)
+    base = digest([sys.version, how, *suite, *(code[f] for f in files), *(code[f] for f in helpers)])
     # what runs at import is judged on the core too, where it is built (jobs.make: then_compiled)
     on_core = "python, then the built core" if core_built(root, files) else "python, no core built"
     out: dict[str, str] = {}

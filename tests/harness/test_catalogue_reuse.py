@@ -103,6 +103,17 @@ def test_a_change_of_how_the_tests_run_changes_every_digest(project: Path) -> No
     assert all(after[i] != before[i] for i in before)
 
 
+def test_a_conftest_above_the_catalogues_tests_changes_every_digest(project: Path) -> None:
+    config = project / "mutation_config.toml"
+    config.write_text(
+        CONFIG.replace('tests = ["tests"]', 'tests = ["tests/check_core.py"]'), encoding="utf-8"
+    )
+    before = _digests(project)
+    (project / "tests" / "conftest.py").write_text("X = 1\n", encoding="utf-8")
+    after = _digests(project)
+    assert all(after[i] != before[i] for i in before)
+
+
 def test_a_change_of_a_named_test_file_changes_only_the_digests_of_the_entries_naming_it(
     project: Path,
 ) -> None:

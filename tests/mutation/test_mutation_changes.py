@@ -156,12 +156,17 @@ def test_a_change_inside_some_tests_changes_those_tests_alone(tmp_path: Path) ->
 
 
 def test_a_change_to_how_the_tests_run_changes_every_test(tmp_path: Path) -> None:
-    pyproject = "[tool.pytest.ini_options]\nxfail_strict = true\n\n[tool.ruff]\nline-length = 100\n"
+    pyproject = (
+        '[tool.pytest.ini_options]\nxfail_strict = true\npython_files = ["test_*.py", "check_*.py"]\n\n'
+        "[tool.ruff]\nline-length = 100\n"
+    )
     files = {
         "pyproject.toml": pyproject,
         "setup.py": "from setuptools import setup\n\nsetup()\n",
         "tests/unit/test_a.py": "def test_a():\n    pass\n",
         "tests/test_b.py": "def test_b():\n    pass\n",
+        "tests/check_c.py": "def test_c():\n    pass\n",  # a test file by pytest's python_files here
+        "tests/support.py": "X = 1\n",
     }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -179,12 +184,15 @@ def test_a_change_to_how_the_tests_run_changes_every_test(tmp_path: Path) -> Non
     (tmp_path / "pyproject.toml").write_text(pyproject.replace("true", "false"), encoding="utf-8")
     (tmp_path / "setup.py").write_text(files["setup.py"].replace("setup()", "setup(name='x')"), "utf-8")
     changes = changed_since("HEAD", tmp_path)
-    assert changes.configuration == ("pytest's configuration in pyproject.toml", "setup.py")
-    assert changes.tests == {"tests/unit/test_a.py", "tests/test_b.py"}
+    assert changes.configuration == (
+        "pytest's configuration in pyproject.toml",
+        "the build (setup.py, [tool.setuptools])",
+    )
+    assert changes.tests == {"tests/unit/test_a.py", "tests/test_b.py", "tests/check_c.py"}
     assert changes.test_functions == {}  # whole files: any line of them may run otherwise
     assert changes.changed_test("tests/test_b.py::test_b")
     assert changes.within([], ["tests/unit"]).tests == {"tests/unit/test_a.py"}
     assert changes.describe() == (
-        "changed since HEAD: setup.py 3; tests tests/test_b.py, tests/unit/test_a.py; "
-        "pytest's configuration in pyproject.toml, setup.py, so every test"
+        "changed since HEAD: setup.py 3; tests tests/check_c.py, tests/test_b.py, tests/unit/test_a.py; "
+        "pytest's configuration in pyproject.toml, the build (setup.py, [tool.setuptools]), so every test"
     )

@@ -9,7 +9,7 @@ from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
-from mutation_changes import changed_code_lines, changed_tests_within, imported_tests, spans_of_tests
+from mutation_changes import changed_code_lines, changed_tests_within, digest, imported_tests, spans_of_tests
 from mutation_environment import digest_of
 from mutation_model import KILLED, SURVIVED, TIMEOUT
 from mutation_sweep import carry, jobs, select_tests, suite_code
@@ -434,7 +434,8 @@ def test_a_suite_records_whether_the_core_was_built_and_an_older_record_reads_as
 
 def test_a_suite_records_how_the_tests_ran_and_an_older_record_carries_nothing(tmp_path: Path) -> None:
     empty = select_tests.TestMap({}, ())
-    assert carry.suite_of(tmp_path, [], [], empty).environment == digest_of(tmp_path)
+    suite = carry.suite_of(tmp_path, [], ["tests", "-x"], empty)
+    assert suite.environment == digest([digest_of(tmp_path, ["tests", "-x"]), "tests", "-x"])
     older = {k: v for k, v in _suite({T1: "1"}).to_json().items() if k != "environment"}
     assert carry.Suite.from_json(older).environment == ""
     with pytest.raises(ValueError, match="'environment' must be a string"):

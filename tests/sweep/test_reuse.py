@@ -81,7 +81,15 @@ def test_how_the_tests_run_changes_every_verdict(tmp_path: Path, monkeypatch: py
     configured = _digests(root)
     assert all(configured[m] != before[m] for m in before)
     monkeypatch.setattr(mutation_environment, "version", lambda name: "0.0.1")
-    assert all(_digests(root)[m] != configured[m] for m in before)
+    versioned = _digests(root)
+    assert all(versioned[m] != configured[m] for m in before)
+    # pytest's arguments, and a conftest above the tests' folder, which no test file holds
+    argued = reuse.digests([A, B, C], MAP, root, ["pkg/m.py"], ["tests", "--hypothesis-seed=1"])
+    assert all(argued[m] != versioned[m] for m in before)
+    (root / "tests/unit").mkdir()
+    below = reuse.digests([A], MAP, root, ["pkg/m.py"], ["tests/unit"])
+    (root / "tests/conftest.py").write_text("X = 1\n", encoding="utf-8")
+    assert reuse.digests([A], MAP, root, ["pkg/m.py"], ["tests/unit"]) != below
 
 
 def test_only_a_recorded_verdict_of_the_same_inputs_is_kept(tmp_path: Path) -> None:
