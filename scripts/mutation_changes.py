@@ -41,7 +41,7 @@ class Changes:
     # a test file of ``tests`` whose changed lines all lie inside its tests -> those tests (``Class.test_x``):
     # only they changed. A file of ``tests`` not here changed as a whole.
     test_functions: dict[str, frozenset[str]] = field(default_factory=dict)
-    # what changed of how every test runs (``mutation_environment.CONFIGURATION``): then every test counts
+    # what changed of how every test runs (``mutation_environment.configuration``): then every test counts
     # as changed, whole
     configuration: tuple[str, ...] = ()
 

@@ -77,17 +77,18 @@ def _git(repo: Path, *args: str) -> None:
     )
 
 
+def _committed(repo: Path, files: dict[str, str]) -> None:
+    """``files`` (path to text) written into a new git repository at ``repo``, and committed."""
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text, encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+
+
 def test_changed_since_sorts_code_tests_and_cosmetic_changes(tmp_path: Path) -> None:
-    for rel, text in {
-        "pkg/m.py": OLD,
-        "pkg/c.pyx": OLD,
-        "tests/test_m.py": "def test():\n    pass\n",
-    }.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-qm", "base")
+    _committed(tmp_path, {"pkg/m.py": OLD, "pkg/c.pyx": OLD, "tests/test_m.py": "def test():\n    pass\n"})
     (tmp_path / "pkg/m.py").write_text(OLD.replace("x + 1", "x - 1"), encoding="utf-8")
     (tmp_path / "pkg/c.pyx").write_text(OLD.replace("# why f adds one", "# reworded"), encoding="utf-8")
     (tmp_path / "tests/test_m.py").write_text("def test():\n    assert True\n", encoding="utf-8")
@@ -109,12 +110,7 @@ def test_changed_since_sorts_code_tests_and_cosmetic_changes(tmp_path: Path) -> 
 
 def test_a_changed_helper_of_the_tests_changes_every_test_beside_and_below_it(tmp_path: Path) -> None:
     files = ["tests/unit/support.py", "tests/unit/test_a.py", "tests/unit/deep/test_b.py", "tests/test_c.py"]
-    for rel in files:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text("X = 1\n", encoding="utf-8")
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-qm", "base")
+    _committed(tmp_path, dict.fromkeys(files, "X = 1\n"))
     (tmp_path / "tests/unit/support.py").write_text("X = 2\n", encoding="utf-8")
     changes = changed_since("HEAD", tmp_path)
     assert changes.tests == {"tests/unit/support.py", "tests/unit/test_a.py", "tests/unit/deep/test_b.py"}
@@ -128,12 +124,7 @@ def test_a_change_inside_some_tests_changes_those_tests_alone(tmp_path: Path) ->
     )
     files = {"tests/unit/test_k.py": tests, "tests/unit/test_l.py": tests, "tests/other/test_m.py": tests}
     files["tests/other/test_n.py"] = "from .test_m import test_b\n\n\ndef test_n():\n    test_b()\n"
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-qm", "base")
+    _committed(tmp_path, files)
     (tmp_path / "tests/unit/test_k.py").write_text(tests.replace("assert X\n", "assert X == 1\n", 1), "utf-8")
     (tmp_path / "tests/unit/test_l.py").write_text(tests.replace("X = 1", "X = 2"), encoding="utf-8")
     (tmp_path / "tests/other/test_m.py").write_text(tests + "\n\ndef test_c():\n    pass\n", "utf-8")
@@ -168,12 +159,7 @@ def test_a_change_to_how_the_tests_run_changes_every_test(tmp_path: Path) -> Non
         "tests/check_c.py": "def test_c():\n    pass\n",  # a test file by pytest's python_files here
         "tests/support.py": "X = 1\n",
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-qm", "base")
+    _committed(tmp_path, files)
     # another tool's table, and the build script's comments, change no test
     (tmp_path / "pyproject.toml").write_text(pyproject.replace("100", "90"), encoding="utf-8")
     (tmp_path / "setup.py").write_text("# builds the core\n" + files["setup.py"], encoding="utf-8")
