@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mutation_changes import code_of, digest, text_at
+from mutation_io import repo_text
 from packaging.markers import Marker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -101,6 +102,11 @@ def configuration(text_of: Callable[[str], str]) -> dict[str, str]:
         "the build (setup.py, [tool.setuptools])": code_of(text_of(BUILD_SCRIPT))
         + json.dumps(_table(read, "tool", "setuptools"), sort_keys=True),
     }
+
+
+def working_text(root: Path, path: str) -> str:
+    """``path`` as the working tree holds it; "" where it holds none inside the project."""
+    return repo_text(path, root) or ""
 
 
 def configuration_changed(root: Path, commit: str) -> tuple[str, ...]:
@@ -207,11 +213,3 @@ def digest_of(root: Path, paths: Sequence[str] = ()) -> str:
             json.dumps(distributions(root)),
         ]
     )
-
-
-def working_text(root: Path, path: str) -> str:
-    """``path`` as the working tree holds it; "" where it holds none, or none that reads as text."""
-    try:
-        return (root / path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
