@@ -585,13 +585,13 @@ cdef object _called_as_is(_Bound bound, PyObject **args, size_t nargsf, PyObject
 # The calls a ``with`` statement makes: ``__enter__()`` and ``__exit__(type, value, traceback)``.
 cdef object _enter_device(object bound, PyObject **args, size_t nargsf, PyObject *kwnames):
     if kwnames == NULL and PyVectorcall_NARGS(nargsf) == 0:
-        return (<_Bound>bound)._borrow._enter()
+        return (<device>(<_Bound>bound)._borrow)._enter_here()
     return _called_as_is(<_Bound>bound, args, nargsf, kwnames)
 
 
 cdef object _enter_guard(object bound, PyObject **args, size_t nargsf, PyObject *kwnames):
     if kwnames == NULL and PyVectorcall_NARGS(nargsf) == 0:
-        return (<_Bound>bound)._borrow
+        return (<DeviceGuard>(<_Bound>bound)._borrow)._entered()
     return _called_as_is(<_Bound>bound, args, nargsf, kwnames)
 
 
@@ -651,6 +651,8 @@ cdef class _Borrow:
     cdef int _c_original
     cdef int _c_current
     cdef unsigned long long _thread
+    # A device's borrows for the threads that entered it while another held it, by thread token.
+    cdef dict _elsewhere
     # Zero, as every new object's fields are, means nothing is owed: no set-up is needed to be safe.
     cdef bint _owes
     cdef _Entry _entry
@@ -684,13 +686,9 @@ cdef class _Borrow:
         return self._current if self._entry is None else self._c_current
 
     cdef object _enter(self):
+        # Only on a borrow that owes nothing: device's __enter__ refuses one entered already.
         if not self._made:
             self._refuse_unmade()
-        if self._owes:
-            raise GuardError(
-                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
-                device_index=self._current_device(),
-            )
         requested = self._index
         if type(requested) is int:
             index = requested
@@ -813,6 +811,13 @@ cdef class _Borrow:
         return self._current_device()
 
     cdef int _close(self) except -1:
+        cdef bint home = self._thread == _thread_token()
+        if (not self._owes or not home) and self._elsewhere:
+            own = self._elsewhere.get(_thread_token())
+            if own is not None and (<_Borrow>own)._owes:
+                (<_Borrow>own)._close()
+                del self._elsewhere[_thread_token()]
+                return 0
         if not self._owes:
             if not self._made:
                 try:
@@ -821,7 +826,6 @@ cdef class _Borrow:
                     # As the reference's settling, which trips over the same missing field.
                     self._refuse_unmade()
             return 0
-        cdef bint home = self._thread == _thread_token()
         # On its own thread, a C-path borrow of the device already current has nothing to undo and nothing
         # that can fail: its debt ends here, outside the handler the other cases need.
         if home and self._entry is not None and self._c_current == self._c_original:
@@ -829,11 +833,7 @@ cdef class _Borrow:
             return 0
         try:
             if not home:
-                raise GuardError(
-                    f"a DeviceGuard for CUDA device {self._current_device()} belongs to the thread that "
-                    "created it; CUDA's current device is per thread, so it cannot be restored from another",
-                    device_index=self._current_device(),
-                )
+                raise _shared.not_owner(self._current_device(), "restored")
             if self._entry is not None:
                 moved = self._c_current != self._c_original
             else:
@@ -845,6 +845,15 @@ cdef class _Borrow:
         except BaseException:
             self._settle()
             raise
+
+    cdef void _settle_mine(self) except *:
+        # Whichever borrow of this object the calling thread holds, if any.
+        if self._owes and self._thread == _thread_token():
+            self._settle()
+        elif self._elsewhere:
+            own = self._elsewhere.get(_thread_token())
+            if own is not None:
+                (<_Borrow>own)._settle()
 
     def close(self, *_exc_info):
         """Restore the caller's device. Closing again, or closing a guard taken over, does nothing."""
@@ -927,6 +936,14 @@ cdef class DeviceGuard(_Borrow):
         return taker
 
     def __enter__(self):
+        return self._entered()
+
+    cdef object _entered(self):
+        # Refused before the body runs: it would run on whatever device this thread is on.
+        if not self._owes:
+            raise _shared.closed_guard(self._current_device())
+        if self._thread != _thread_token():
+            raise _shared.not_owner(self._current_device(), "entered")
         return self
 
     def __repr__(self):
@@ -968,7 +985,48 @@ cdef class device(_Borrow):
         self._made = True
 
     def __enter__(self):
-        return self._enter()
+        return self._enter_here()
+
+    cdef object _enter_here(self):
+        if not self._made:
+            self._refuse_unmade()
+        cdef bint free = not self._owes
+        cdef bint home = self._thread == _thread_token()
+        cdef _Borrow held = None
+        if not free and home:
+            held = self
+        elif self._elsewhere:
+            held = self._elsewhere.get(_thread_token())
+        if held is not None and held._owes:
+            raise GuardError(
+                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
+                device_index=held._current_device(),
+            )
+        try:
+            if free:
+                return self._enter()
+            return self._enter_elsewhere()
+        except BaseException:
+            self._settle_mine()
+            raise
+
+    cdef object _enter_elsewhere(self):
+        # Another thread holds this object's borrow, and only it can restore that one: this thread's with
+        # gets a borrow of its own, which with ... as hands out and this thread's exit closes.
+        cdef device borrow = device(self._index, runtime=self._requested_runtime)
+        try:
+            try:
+                borrow._enter()
+                if self._elsewhere is None:
+                    self._elsewhere = {}
+                self._elsewhere[_thread_token()] = borrow
+                return borrow
+            except BaseException:
+                borrow._settle()
+                raise
+        except BaseException:
+            borrow._settle()
+            raise
 
     def __call__(self, function):
         self._refuse_unmade("_index")

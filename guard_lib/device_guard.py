@@ -115,9 +115,10 @@ class _Borrow:
     def _settle(self) -> None:
         """Pay the debt now: put back a thread that is not on the original device, then mark it paid.
 
-        Only on the owning thread: another thread's device is not this guard's to touch.
+        Only on the owning thread (``_settle_mine`` chooses): another thread's device is not this
+        guard's to touch.
         """
-        if self._restored or self._thread is not _tokens.token:
+        if self._restored:
             return
         runtime = self._runtime
         original, current = self._devices
@@ -148,7 +149,7 @@ class _Borrow:
                 if own is not None and not own._restored:
                     own.close()
                     # Closed first: an interrupt before this leaves a restored borrow, which counts as none.
-                    del elsewhere[_tokens.token]  # type: ignore[index]
+                    del self._elsewhere[_tokens.token]  # type: ignore[union-attr]
                     return
                 if self._restored:
                     return
@@ -330,7 +331,8 @@ class device(_Borrow):
     def _enter_elsewhere(self, token: object) -> device:
         # Another thread holds this object's borrow, and only it can restore that one: this thread's
         # ``with`` gets a borrow of its own, which ``with ... as`` hands out and this thread's exit closes.
-        borrow = device(self._index, runtime=self._requested_runtime)
+        index: Any = self._index
+        borrow = device(index, runtime=self._requested_runtime)
         try:
             try:
                 borrow._enter()

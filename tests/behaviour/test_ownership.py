@@ -17,7 +17,14 @@ import pytest
 import guard_lib.runtime as runtime_module
 from guard_lib import CallerStreamGuard, DeviceGuard, GuardError, device
 from guard_lib.cuda_errors import LAUNCH_FAILURE
-from guard_lib.runtime import RUNTIME_ENV, RuntimeChoice, SimulatedRuntime, get_runtime, runtime_from_spec, use_runtime
+from guard_lib.runtime import (
+    RUNTIME_ENV,
+    RuntimeChoice,
+    SimulatedRuntime,
+    get_runtime,
+    runtime_from_spec,
+    use_runtime,
+)
 
 FOREIGN_ENTER = (
     "a DeviceGuard for CUDA device 2 belongs to the thread that created it; "

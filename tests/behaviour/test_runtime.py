@@ -434,8 +434,10 @@ def test_simulated_runtime_with_no_devices_answers_as_cuda_with_none() -> None:
     assert sim.get_last_error() == (NO_DEVICE,)
     # A guard selects nothing there, device 0 included, and says why as it would on CUDA.
     for index in (0, 1):
-        error = DeviceGuard.create(index, runtime=sim).error
-        assert str(error) == "cannot read the current CUDA device: no CUDA driver or device was found (cudaErrorNoDevice)"
+        error = refusal(DeviceGuard.create(index, runtime=sim))
+        assert str(error) == (
+            "cannot read the current CUDA device: no CUDA driver or device was found (cudaErrorNoDevice)"
+        )
         assert error.code == NO_DEVICE
         with pytest.raises(GuardError, match="cudaErrorNoDevice"), device(index, runtime=sim):
             pytest.fail("a body ran on a runtime with no device")
