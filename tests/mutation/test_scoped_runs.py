@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Collection
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from critical_harness.model import MutantSpec
 from critical_harness.scope import by_change as catalogue_by_change
 from critical_harness.scope import edited_lines
 from guard_mutation import cli, engines
-from mutation_changes import Changes
+from mutation_changes import Changes, verify_ref
 from mutation_sweep import select_tests
 from mutation_sweep.scope import by_change as sweep_by_change
 from mutation_sweep.work_item import Mutant
@@ -124,6 +125,7 @@ def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
     config = tmp_path / "mutation_config.toml"
     config.write_text("[gate]\n" + REVIEWED, encoding="utf-8")
     store = tmp_path / "store.json"
+    monkeypatch.chdir(_changed_repo(tmp_path / "repo"))
     argv = ["run", "--changed-since", "HEAD", "--out-dir", str(tmp_path / "scoped"), "--config", str(config)]
     assert cli.main([*argv, "--store", str(store)]) == 1
     out = capsys.readouterr().out
@@ -182,3 +184,58 @@ def test_each_engine_refuses_a_ref_that_names_no_commit(
     assert "--changed-since 'no-such-ref': not a commit" in caplog.text
     assert catalogue.main(["run", "--changed-since", "no-such-ref"]) == 2
     assert "--changed-since 'no-such-ref': not a commit" in capsys.readouterr().err
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def _changed_repo(repo: Path) -> Path:
+    """A git repository with a change not committed yet."""
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "m.py").write_text("def f(a):\n    return a + 1\n", encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    (repo / "pkg" / "m.py").write_text("def f(a):\n    return a - 1\n", encoding="utf-8")
+    return repo
+
+
+def test_a_ref_that_is_the_checked_out_commit_of_a_clean_tree_compares_nothing_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A bug committed on main, main checked out: "since main" would find nothing, a false green.
+    _changed_repo(tmp_path)
+    _git(tmp_path, "branch", "-M", "main")
+    _git(tmp_path, "commit", "-qam", "a bug")
+    monkeypatch.chdir(tmp_path)
+    for ref in ("main", "HEAD"):
+        assert cli.main(["run", "--changed-since", ref, "--out-dir", "scoped"]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"guard-mutation: error: --changed-since {ref}: {ref} is the checked-out commit, so nothing is "
+            "compared: name the commit the change started from, such as origin/main or HEAD~1\n"
+        )
+    assert not (tmp_path / "scoped").exists()
+    # uncommitted changes: HEAD is what they are compared with
+    (tmp_path / "pkg" / "m.py").write_text("def f(a):\n    return a * 1\n", encoding="utf-8")
+    assert verify_ref("HEAD", tmp_path) == _git(tmp_path, "rev-parse", "HEAD").strip()
+    assert verify_ref("main~1", tmp_path) == _git(tmp_path, "rev-parse", "main~1").strip()
+
+
+def test_a_ref_that_names_no_commit_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(tmp_path, "init", "-q")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", "--changed-since", "origin/nowhere"]) == 2  # a repository with no commit yet
+    captured = capsys.readouterr()
+    assert captured.err.startswith("guard-mutation: error: --changed-since 'origin/nowhere': not a commit")
+    assert captured.err.count("\n") == 1
+    assert "Traceback" not in captured.out + captured.err
