@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Collection
 from pathlib import Path
 
@@ -142,7 +143,7 @@ def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
     assert {"--- mutmut (", "--- sweep (", "--- catalogue ("} <= {
         line[: len(line.split("(")[0]) + 1] for line in out.splitlines()
     }
-    assert f"  not killed: {F}3 (pkg/mod.py:2): survived" in out
+    assert f"  not killed: {F}3 (pkg/mod.py:2 f): survived" in out
     assert not store.exists()
     mutants.pop()
     summary = tmp_path / "summary.md"
@@ -239,3 +240,117 @@ def test_a_ref_that_names_no_commit_is_one_line_and_exit_2(
     assert captured.err.startswith("guard-mutation: error: --changed-since 'origin/nowhere': not a commit")
     assert captured.err.count("\n") == 1
     assert "Traceback" not in captured.out + captured.err
+
+
+def _project(root: Path, before: str, after: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A project whose ``pkg/mod.py`` was ``before`` at HEAD~1 and is ``after`` at HEAD, its tests and its
+    config; every engine faked, each writing what it was asked. The command line of its proof."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pkg" / "mod.py").write_text(before, encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_mod.py").write_text(
+        "import pytest\n\nfrom pkg.mod import f\n\n\n"
+        "def test_one_and_nothing():\n    assert f(1, 0) == 1\n\n\n"
+        '@pytest.mark.parametrize("b", [1])\ndef test_sum(b):\n    assert f(2, b) == 3\n',
+        encoding="utf-8",
+    )
+    (root / "mutation_config.toml").write_text(
+        '[sweep]\npackage = "pkg"\npytest_args = ["tests"]\n', encoding="utf-8"
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "base")
+    (root / "pkg" / "mod.py").write_text(after, encoding="utf-8")
+    _git(root, "commit", "-qam", "the change")
+    monkeypatch.chdir(root)
+
+    def nothing(options: engines.RunOptions, out: Path) -> int:
+        Path(f"asked-{out.stem}").write_text(str(options.changed_since), encoding="utf-8")
+        return 0
+
+    for name in engines.ENGINES:
+        monkeypatch.setitem(engines.ENGINES, name, _engine(name, nothing))
+    return ["run", "--changed-since", "HEAD~1", "--markdown", "reports/scoped/summary.md"]
+
+
+def test_a_red_change_stops_before_any_mutant_and_names_its_failing_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _project(
+        tmp_path, "def f(a, b):\n    return a + b\n", "def f(a, b):\n    return a - b\n", monkeypatch
+    )
+    summary = tmp_path / "reports" / "scoped" / "summary.md"
+    summary.parent.mkdir(parents=True)
+    summary.write_text("every selected mutant killed or reviewed\n", encoding="utf-8")  # a green run's
+    assert cli.main(argv) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[-2:] == [
+        "  failed: tests/test_mod.py::test_sum[1]",
+        "guard-mutation: run one again: python -m pytest 'tests/test_mod.py::test_sum[1]'",
+    ]
+    assert "the tests fail on the unmutated tree" in out
+    assert "reports/scoped/baseline.log" in out
+    assert "test_sum" in (tmp_path / "reports" / "scoped" / "baseline.log").read_text(encoding="utf-8")
+    assert not summary.exists()
+    assert not list(tmp_path.glob("asked-*"))  # no engine ran
+
+
+def test_an_engine_that_fails_is_named_with_its_log_and_no_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _project(
+        tmp_path, "def f(a, b):\n    return b + a\n", "def f(a, b):\n    return a + b\n", monkeypatch
+    )
+
+    def fails(options: engines.RunOptions, out: Path) -> int:
+        sys.stdout.write("Traceback (most recent call last):\n  ...\nRuntimeError: mutmut's own\n")
+        return 2
+
+    monkeypatch.setitem(engines.ENGINES, "mutmut", _engine("mutmut", fails))
+    assert cli.main(argv) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    assert captured.err == (
+        "guard-mutation: error: mutmut did not run to the end (exit status 2); "
+        "its output: reports/scoped/mutmut.log\n"
+    )
+    assert "RuntimeError: mutmut's own" in (tmp_path / "reports/scoped/mutmut.log").read_text("utf-8")
+
+
+def test_a_mutant_not_killed_is_shown_with_its_diff_and_whether_it_only_reverses_the_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # f(a, b) was a - b and is a + b: the tests (f(1, 0) == 1, f(2, 1) == 3) pin the change. The mutant
+    # that makes it a - b again reverses it; a * b does not.
+    argv = _project(
+        tmp_path, "def f(a, b):\n    return a - b\n", "def f(a, b):\n    return a + b\n", monkeypatch
+    )
+    argv[-1:] = ["reports/scoped/summary.md", "mutmut"]
+    survivors = [
+        _scripts.mutant(F + "1", "survived"),
+        _scripts.mutant(F + "2", "survived", added="return a * b"),
+    ]
+
+    def mutmut(options: engines.RunOptions, out: Path) -> int:
+        _scripts.results_file(
+            out, survivors, scope={"kind": "changed-since", "ref": "HEAD~1", "functions": []}
+        )
+        return 0
+
+    monkeypatch.setitem(engines.ENGINES, "mutmut", _engine("mutmut", mutmut))
+    assert cli.main(argv) == 1
+    out = capsys.readouterr().out
+    first, second = out.split("  not killed: ")[1:]
+    assert first.splitlines()[0] == f"{F}1 (pkg/mod.py:2 f): survived"
+    assert "    -    return a + b" in first.splitlines()
+    assert "    +    return a - b" in first.splitlines()
+    assert first.splitlines()[-1] == (
+        "    it only reverses the change: the change itself is what the tests cannot tell apart: add a test "
+        "that pins it, or review it as equivalent in mutation_config.toml with a reason"
+    )
+    assert "    +    return a * b" in second.splitlines()
+    assert "reverses" not in second
+    summary = (tmp_path / "reports/scoped/summary.md").read_text(encoding="utf-8")
+    assert "+    return a - b" in summary
+    assert "it only reverses the change" in summary
