@@ -15,11 +15,15 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mutation_model import CRITICAL, Record
 
 from . import scoped, side_by_side
 from .engines import ENGINES, RunOptions
+
+if TYPE_CHECKING:
+    from mutation_changes import Changes
 
 REVERSES = (
     "    it only reverses the change: the change itself is what the tests cannot tell apart: add a test "
@@ -32,13 +36,14 @@ class ProofError(Exception):
 
 
 def run(args: argparse.Namespace, names: list[str], earlier: dict[str, Path]) -> int:
-    from mutation_changes import verify_ref
+    from mutation_changes import changed_since, verify_ref
     from mutation_io import InputError
     from mutation_sweep.config import ConfigError
     from mutation_sweep.results import ResultsError
 
     try:
         commit = verify_ref(args.changed_since, Path.cwd())  # before any engine starts
+        found = changed_since(args.changed_since, Path.cwd())
     except InputError as exc:
         raise ProofError(str(exc)) from exc
     config = args.config or Path("mutation_config.toml")
@@ -47,7 +52,7 @@ def run(args: argparse.Namespace, names: list[str], earlier: dict[str, Path]) ->
     for stale in [*outs.values(), *logs, *([args.markdown] if args.markdown else [])]:
         stale.unlink(missing_ok=True)  # an earlier run's results and summary are not this one's
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    if not _green(config, logs[0]):
+    if (found.lines or found.tests) and not _green(config, logs[0]):  # no code changed: nothing to judge
         return 1
     options = RunOptions(jobs=args.jobs, changed_since=args.changed_since, reuse=earlier)
     ended = side_by_side.run(names, options, outs)
@@ -67,7 +72,7 @@ def run(args: argparse.Namespace, names: list[str], earlier: dict[str, Path]) ->
     alive = [shown(r, commit) for judged in verdicts for r in judged.not_killed]
     if args.markdown is not None:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(scoped.markdown(_change_seen(args, config), verdicts, alive), "utf-8")
+        args.markdown.write_text(scoped.markdown(_seen(found, config), verdicts, alive), "utf-8")
     sys.stdout.writelines(f"{line}\n" for lines in alive for line in lines)
     if not any(j.total for j in verdicts):
         sys.stdout.write(f"guard-mutation: nothing changed since {args.changed_since} needs judging\n")
@@ -158,12 +163,10 @@ def _mutated(record: Record, now: str) -> str | None:
     return "".join([*lines[: m.line - 1], region.replace(m.original, m.mutated, 1), *lines[m.end_line :]])
 
 
-def _change_seen(args: argparse.Namespace, config: Path) -> str:
+def _seen(found: Changes, config: Path) -> str:
     """The change as the engines see it: in the package they mutate and the tests they run."""
-    from mutation_changes import changed_since
     from mutation_sweep.config import ConfigError, load, test_paths
 
-    found = changed_since(args.changed_since, Path.cwd())
     try:
         cfg = load(config)
     except ConfigError:
