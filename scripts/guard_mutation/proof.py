@@ -31,6 +31,9 @@ REVERSES = (
 )
 
 
+SHOWN = 10  # failing tests named on the terminal; the log holds them all
+
+
 class ProofError(Exception):
     """Bad input, or an engine that did not run to the end: exit 2."""
 
@@ -110,9 +113,13 @@ def _green(config: Path, log: Path) -> bool:
                 f"guard-mutation: the tests fail on the unmutated tree (GUARD_LIB_IMPL={impl}, pytest exit "
                 f"status {done.returncode}), so no mutant is judged; pytest's output: {log}\n"
             )
-            sys.stdout.writelines(f"  failed: {test}\n" for test in dict.fromkeys(failed))
+            failed = list(dict.fromkeys(failed))
+            sys.stdout.writelines(f"  failed: {test}\n" for test in failed[:SHOWN])
+            if len(failed) > SHOWN:
+                sys.stdout.write(f"  and {len(failed) - SHOWN} more, in {log}\n")
             if failed:
-                sys.stdout.write(f"guard-mutation: run one again: python -m pytest '{failed[0]}'\n")
+                again = f"GUARD_LIB_IMPL={impl} python -m pytest '{failed[0]}'"
+                sys.stdout.write(f"guard-mutation: run one again: {again}\n")
             return False
     return True
 

@@ -287,7 +287,8 @@ def test_a_red_change_stops_before_any_mutant_and_names_its_failing_tests(
     out = capsys.readouterr().out
     assert out.splitlines()[-2:] == [
         "  failed: tests/test_mod.py::test_sum[1]",
-        "guard-mutation: run one again: python -m pytest 'tests/test_mod.py::test_sum[1]'",
+        "guard-mutation: run one again: GUARD_LIB_IMPL=python "
+        "python -m pytest 'tests/test_mod.py::test_sum[1]'",
     ]
     assert "the tests fail on the unmutated tree" in out
     assert "reports/scoped/baseline.log" in out
