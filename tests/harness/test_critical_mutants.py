@@ -942,3 +942,18 @@ def test_a_daemon_holding_the_output_neither_stalls_the_run_nor_outlives_it(
         return found
 
     assert sleepers() == []
+
+
+@pytest.mark.e2e
+def test_a_run_fits_the_terminal_says_each_line_once_and_names_the_killing_test_in_full(
+    cli: Cli, project: Path
+) -> None:
+    write_config(project, [ADD_MINUS, CLAMP_LOW, {**SURVIVOR, "why": "far past the edge " * 10}], jobs=2)
+    cli.extra_env = {"COLUMNS": "80"}
+    done = cli.run()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert max(len(line) for line in (done.stdout + done.stderr).splitlines()) <= 80
+    said = done.stderr.splitlines()
+    assert len(said) == len(set(said)), done.stderr  # two copies share the baseline: it is said once
+    [row] = [line for line in done.stdout.splitlines() if line.startswith("clamp-low-deleted ")]
+    assert row.endswith(f"  {T}test_clamp_below") or f"  {T}test_clamp_below -- " in row
