@@ -39,14 +39,13 @@ class ProofError(Exception):
 
 
 def run(args: argparse.Namespace, names: list[str], earlier: dict[str, Path]) -> int:
-    from mutation_changes import changed_since, verify_ref
+    from mutation_changes import changed_since
     from mutation_io import InputError
     from mutation_sweep.config import ConfigError
     from mutation_sweep.results import ResultsError
 
     try:
-        commit = verify_ref(args.changed_since, Path.cwd())  # before any engine starts
-        found = changed_since(args.changed_since, Path.cwd())
+        found = changed_since(args.changed_since, Path.cwd())  # the ref checked before any engine starts
     except InputError as exc:
         raise ProofError(str(exc)) from exc
     config = args.config or Path("mutation_config.toml")
@@ -66,13 +65,14 @@ def run(args: argparse.Namespace, names: list[str], earlier: dict[str, Path]) ->
             log = outs[name].with_suffix(".log")
             raise ProofError(f"{name} did not run to the end (exit status {code}); its output: {log}")
         try:
-            judged = ENGINES[name].judge_scoped(outs[name], config) if outs[name].exists() else None
+            judged = (
+                ENGINES[name].judge_scoped(outs[name], config) if outs[name].exists() else scoped.Judged(name)
+            )
         except (InputError, ResultsError, ConfigError) as exc:
             raise ProofError(f"{name}: {exc}") from exc
-        judged = judged or scoped.Judged(name)
         verdicts.append(judged)
         sys.stdout.write(f"guard-mutation: {judged.describe()} ({took:.1f}s)\n")
-    alive = [shown(r, commit) for judged in verdicts for r in judged.not_killed]
+    alive = [shown(r, found.commit) for judged in verdicts for r in judged.not_killed]
     if args.markdown is not None:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(scoped.markdown(_seen(found, config), verdicts, alive), "utf-8")
