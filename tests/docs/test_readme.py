@@ -164,6 +164,8 @@ def test_the_catalogue_example_loads_against_this_repository(tmp_path: Path) -> 
     config.write_text(harness + example.text, encoding="utf-8")
     loaded = critical_mutants.load_config(config, ROOT)
     assert [m.spec.id for m in loaded.mutants] == ["moved-from-restore-flag"]
+
+
 _PARSERS = {
     "scripts/critical_mutants.py": ("critical_harness.cli", "build_parser"),
     "scripts/mutation_run.py": ("mutation_run", "build_parser"),
@@ -318,6 +320,10 @@ def test_each_shell_command_is_valid_and_the_cheap_ones_run(
             _runs(where, [str(Path(sys.executable).with_name("guard-mutation")), *words[1:]], scratch)
         return
     assert words[0] == "python", f"{where}: not a command this test knows"
+    _python_command(where, words, scratch, monkeypatch)
+
+
+def _python_command(where: str, words: list[str], scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if words[1] == "-c":
         _runs(where, [sys.executable, *words[1:]], scratch)
         return
