@@ -348,3 +348,18 @@ def _python_command(where: str, words: list[str], scratch: Path, monkeypatch: py
         assert (ROOT / script).is_file(), where
     if (script, args[0] if args else "") in _CHEAP or script in _CHEAP_SCRIPTS:
         _runs(where, [sys.executable, *words[1:]], scratch)
+
+
+def test_each_link_between_the_pages_finds_its_page() -> None:
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text):
+            assert (page.parent / target).is_file(), (
+                f"{page.relative_to(ROOT)}: a link to {target}, not there"
+            )
+        for anchor in re.findall(r"\]\(#([^)]+)\)", text):
+            headings = {
+                re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-")
+                for h in re.findall(r"^#+ (.+)$", text, re.MULTILINE)
+            }
+            assert anchor in headings, f"{page.relative_to(ROOT)}: no heading for #{anchor}"
