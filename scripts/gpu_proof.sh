@@ -56,7 +56,7 @@ else:
 PY
 } 2>&1 | tee "$out/environment.txt"
 if ! "$PY" -c "import mutmut, libcst" 2>/dev/null; then
-    echo "note: mutmut or libcst is missing, so the mutmut step will fail; offline, carry the wheels README names"
+    echo "note: mutmut or libcst is missing, so the mutmut step will fail; offline, carry the wheels docs/tests.md names"
 fi
 
 # The core, built in place for this host's Python; a build that fails is a failed step, not a fallback.

@@ -1,7 +1,8 @@
 """What every test folder shares: pytest's own pytester, the mutation profile, and the end-to-end split.
 
-``tests/behaviour`` holds guard_lib's behaviour tests (both implementations); ``tests/docs`` runs README;
-``tests/harness``, ``tests/mutation`` and ``tests/sweep`` test the mutation tooling. Plain ``pytest`` runs
+``tests/behaviour`` holds guard_lib's behaviour tests (both implementations); ``tests/docs`` runs the
+blocks of README.md and docs/*.md; ``tests/harness``, ``tests/mutation`` and ``tests/sweep`` test the
+mutation tooling. Plain ``pytest`` runs
 all of them but the tooling's end-to-end tests (marker ``e2e``: an engine run end to end, over this
 project or in project copies), which ``--e2e`` adds; ``--e2e -m e2e`` runs those alone.
 """

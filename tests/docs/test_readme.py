@@ -1,12 +1,16 @@
-"""README runs as written: its Python blocks as one program, its shell commands parsed or run.
+"""README.md and docs/*.md run as written: every fenced block of theirs is run, or checked, here.
 
-- Python blocks run in order as one test module on the simulated runtime: module-level code (with its
-  asserts) at import, the ``test_*`` functions as tests with the plugin's fixtures.
-- TOML blocks parse; a harness catalogue loads against this repository (its edit text must still be
-  there), and a reviewed sweep equivalent is one the real config holds.
-- Each shell command is parsed by the script's own argument parser; the cheap ones (``list``, ``show``,
-  ``mutmut_coverage.py``) run in a scratch copy of the tree; the set-up and test commands are the ones
-  ``.ci/run`` runs.
+- Each fence names its language: ``sh``, ``python``, ``toml`` or ``text`` (output, never run).
+- A page's Python blocks run in order as one test module in a fresh process with no runtime chosen by
+  the environment, so the page's first block must choose the simulated runtime itself: module-level code
+  (with its asserts) at import, the ``test_*`` functions as tests with the plugin's fixtures.
+- TOML blocks show what the project holds: ``[tool.mutmut]`` is pyproject's, every key of ``[harness]``,
+  ``[gate]`` or ``[sweep]`` has the config's value, and every ``[[mutant]]`` and ``[[reviewed]]`` is an
+  entry of mutation_config.toml.
+- Each shell command is run where that is cheap (a listing, a diff, a probe, the short soak) and
+  otherwise parsed by the script's own argument parser (a whole mutation run, an install); README's
+  set-up and test commands are the ones ``.ci/run`` runs. A command whose line says ``needs: gpu`` is
+  skipped where no CUDA device answers.
 """
 
 from __future__ import annotations
@@ -29,53 +33,125 @@ else:
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 SCRIPTS = ROOT / "scripts"
+LANGUAGES = {"sh", "python", "toml", "text"}
+NEEDS_GPU = "needs: gpu"
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class Block:
+    page: Path
     language: str
     text: str
     line: int
 
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)} line {self.line}"
 
-def blocks(language: str) -> list[Block]:
-    text = README.read_text(encoding="utf-8")
+
+def all_blocks(page: Path) -> list[Block]:
+    text = page.read_text(encoding="utf-8")
     return [
-        Block(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
-        for m in _FENCE.finditer(text)
-        if m.group(1) == language
+        Block(page, m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1) for m in _FENCE.finditer(text)
     ]
 
 
-def shell_commands() -> list[tuple[int, list[str]]]:
+def blocks(language: str, pages: list[Path] = PAGES) -> list[Block]:
+    return [b for page in pages for b in all_blocks(page) if b.language == language]
+
+
+@dataclass(frozen=True)
+class Command:
+    where: str
+    words: list[str]
+    needs_gpu: bool
+
+
+def shell_commands(pages: list[Path] = PAGES) -> list[Command]:
     commands = []
-    for block in blocks("sh"):
+    for block in blocks("sh", pages):
         joined = block.text.replace("\\\n", " ")
         for offset, line in enumerate(joined.splitlines()):
             words = shlex.split(line, comments=True)
             if words:
-                commands.append((block.line + 1 + offset, words))
+                where = f"{block.page.relative_to(ROOT)} line {block.line + 1 + offset}"
+                commands.append(Command(where, words, NEEDS_GPU in line.partition("#")[2]))
     return commands
 
 
-def test_the_readme_has_the_blocks_this_test_reads() -> None:
-    assert len(blocks("python")) >= 4
-    assert len(blocks("toml")) >= 2
-    assert len(shell_commands()) >= 12
+def test_every_fence_names_a_language_this_test_knows() -> None:
+    for page in PAGES:
+        for block in all_blocks(page):
+            assert block.language in LANGUAGES, f"{block.where}: ```{block.language}"
 
 
-def test_the_python_blocks_run_as_one_program(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+def test_no_block_holds_a_placeholder() -> None:
+    for block in blocks("sh") + blocks("python"):
+        for placeholder in ("OWNER", "@TAG", "/path/to", "…", "<your"):
+            assert placeholder not in block.text, f"{block.where}: {placeholder!r}"
+
+
+def test_the_pages_have_the_blocks_this_test_reads() -> None:
+    assert len(blocks("python", [README])) >= 3
+    assert len(blocks("toml", [README])) >= 1
+    assert len(shell_commands([README])) >= 8
+    assert len(blocks("toml")) >= 6
+    assert len(shell_commands()) >= 40
+
+
+def test_the_first_python_block_of_a_page_chooses_the_simulated_runtime() -> None:
+    for page in PAGES:
+        python = blocks("python", [page])
+        if python:
+            first = python[0].text
+            chosen = first.find('"GUARD_LIB_RUNTIME", "simulated"')
+            assert chosen != -1, f"{python[0].where}: the first example does not choose the simulated runtime"
+            assert chosen < first.index("import guard_lib"), f"{python[0].where}: chosen after the import"
+
+
+@pytest.mark.parametrize(
+    "page",
+    [p for p in PAGES if blocks("python", [p])],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_the_python_blocks_of_a_page_run_as_one_program(
+    page: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    program = "\n\n".join(f"# README.md line {b.line}\n{b.text}" for b in blocks("python"))
-    pytester.makepyfile(test_readme_program=program)
-    monkeypatch.setenv("GUARD_LIB_RUNTIME", "simulated:2")
+    program = "\n\n".join(f"# {b.where}\n{b.text}" for b in blocks("python", [page]))
+    tests = len(re.findall(r"^def test_", program, re.MULTILINE))
+    if not tests:
+        program += "\n\ndef test_the_program_ran():\n    pass\n"
+    pytester.makepyfile(test_page_program=program)
+    monkeypatch.delenv("GUARD_LIB_RUNTIME", raising=False)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
     assert result.ret == 0, result.stdout.str()
-    result.assert_outcomes(passed=len(re.findall(r"^def test_", program, re.MULTILINE)))
+    result.assert_outcomes(passed=max(tests, 1))
+
+
+def _config() -> dict:  # type: ignore[type-arg]
+    return tomllib.loads((ROOT / "mutation_config.toml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("block", blocks("toml"), ids=lambda b: b.where)
+def test_each_toml_block_shows_what_the_project_holds(block: Block) -> None:
+    shown = tomllib.loads(block.text)
+    config = _config()
+    for name, value in shown.items():
+        if name == "tool":
+            pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+            assert value == {"mutmut": pyproject["tool"]["mutmut"]}, f"{block.where}: not pyproject's"
+        elif name in ("harness", "gate", "sweep"):
+            for key, held in value.items():
+                assert config[name][key] == held, f"{block.where}: [{name}] {key} is not the config's"
+        elif name in ("mutant", "reviewed"):
+            for entry in value:
+                assert entry in config[name], f"{block.where}: a [[{name}]] the config does not hold"
+        else:
+            pytest.fail(f"{block.where}: a table this test does not know: [{name}]")
 
 
 def test_the_catalogue_example_loads_against_this_repository(tmp_path: Path) -> None:
@@ -83,19 +159,11 @@ def test_the_catalogue_example_loads_against_this_repository(tmp_path: Path) -> 
 
     (example,) = [b for b in blocks("toml") if "[[mutant]]" in b.text]
     config = tmp_path / "catalogue.toml"
-    config.write_text(example.text, encoding="utf-8")
+    # the least [harness] that loads one entry: the page's own [harness] names a canary of the whole catalogue
+    harness = '[harness]\npackage = "guard_lib"\ncanary = "moved-from-restore-flag"\n\n'
+    config.write_text(harness + example.text, encoding="utf-8")
     loaded = critical_mutants.load_config(config, ROOT)
     assert [m.spec.id for m in loaded.mutants] == ["moved-from-restore-flag"]
-
-
-def test_the_reviewed_equivalent_example_is_one_the_config_holds() -> None:
-    (example,) = [b for b in blocks("toml") if "[[reviewed]]" in b.text]
-    shown = tomllib.loads(example.text)["reviewed"][0]
-    held = tomllib.loads((ROOT / "mutation_config.toml").read_text(encoding="utf-8"))["reviewed"]
-    assert any(
-        {k: v for k, v in entry.items() if k != "reason"} == {k: v for k, v in shown.items() if k != "reason"}
-        for entry in held
-    )
 
 
 _PARSERS = {
@@ -111,6 +179,8 @@ _CHEAP = {
     ("scripts/mutation_sweep.py", "list"),
     ("scripts/mutation_sweep.py", "show"),
 }
+# whole scripts cheap enough to run as the page shows them
+_CHEAP_SCRIPTS = {"scripts/mutmut_coverage.py", "scripts/soak.py"}
 
 
 def _and_list(words: list[str]) -> list[list[str]]:
@@ -137,26 +207,32 @@ def _ci_commands() -> list[list[str]]:
     return commands
 
 
-def _install_names_this_package(where: str, args: list[str]) -> None:
-    """One requirement: a path to a checkout, or guard-lib by name (from the index or a git URL), with
-    extras the package declares."""
+def _pyproject() -> dict:  # type: ignore[type-arg]
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _wheel_glob() -> str:
+    project = _pyproject()["project"]
+    return f"{project['name'].replace('-', '_')}-{project['version']}-*.whl"
+
+
+def _install_names_this_package(where: str, words: list[str]) -> None:
+    """From a clone's root: the checkout (``.``, with extras the package declares), or a wheel of it that
+    ``pip wheel`` wrote, by the name and version pip gives it."""
     from packaging.requirements import Requirement
 
-    (target,) = [a for a in args if not a.startswith("-")]
-    declared = set(
-        tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
-            "optional-dependencies"
-        ]
-    )
-    if target.startswith("/"):
-        path, bracket, extras = target.partition("[")
-        assert path.endswith("/guard-lib"), f"{where}: a path to a checkout of guard-lib"
-        assert not bracket or set(Requirement(f"guard-lib[{extras}").extras) <= declared, where
+    (target,) = [w for w in words[2:] if not w.startswith("-") and words[words.index(w) - 1] != "-w"]
+    if words[1] == "wheel":
+        assert target == ".", f"{where}: a wheel of the checkout"
+        assert words[words.index("-w") + 1] == "dist", where
         return
-    requirement = Requirement(target)
-    assert requirement.name == "guard-lib", where
-    assert requirement.extras <= declared, f"{where}: an extra the package does not declare"
-    assert requirement.url is None or requirement.url.startswith("git+https://"), where
+    if target.endswith(".whl"):
+        assert target == f"dist/{_wheel_glob()}", f"{where}: not the wheel `pip wheel -w dist .` writes"
+        return
+    path, bracket, extras = target.partition("[")
+    assert path == ".", f"{where}: install from the clone's root"
+    declared = set(_pyproject()["project"]["optional-dependencies"])
+    assert not bracket or set(Requirement(f"guard-lib[{extras}").extras) <= declared, where
 
 
 def _parses_as_guard_mutation(where: str, args: list[str]) -> None:
@@ -190,13 +266,29 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where
 
 
-@pytest.mark.parametrize(
-    ("line", "words"), shell_commands(), ids=lambda v: str(v) if isinstance(v, int) else None
-)
+def _a_gpu_answers() -> bool:
+    from guard_lib.runtime import CudaRuntime
+
+    try:
+        code, count = CudaRuntime().get_device_count()
+    except Exception:  # no cuda-bindings, or bindings that cannot load: no GPU to use either way
+        return False
+    return not code and count > 0
+
+
+def _runs(where: str, argv: list[str], cwd: Path) -> None:
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, f"{where}: exit {done.returncode}\n{done.stderr[-2000:]}"
+    assert done.stdout.strip(), f"{where}: printed nothing"
+
+
+@pytest.mark.parametrize("command", shell_commands(), ids=lambda c: c.where)
 def test_each_shell_command_is_valid_and_the_cheap_ones_run(
-    line: int, words: list[str], scratch: Path, monkeypatch: pytest.MonkeyPatch
+    command: Command, scratch: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    where = f"README.md line {line}: {shlex.join(words)}"
+    where, words = command.where, command.words
+    if command.needs_gpu and not _a_gpu_answers():
+        pytest.skip(f"{where}: needs a CUDA device")
     if words[:3] == ["python3", "-m", "venv"] or words[:3] == ["python", "-m", "coverage"]:
         for part in _and_list(words):
             assert any(_quiet(run)[: len(_quiet(part))] == _quiet(part) for run in _ci_commands()), (
@@ -219,13 +311,22 @@ def test_each_shell_command_is_valid_and_the_cheap_ones_run(
         )
         assert done.returncode == 0, f"{where}: mutmut has no such command\n{done.stderr[-2000:]}"
         return
-    if words[:2] == ["pip", "install"]:
-        _install_names_this_package(where, words[2:])
+    if words[0] == "pip" and words[1] in ("install", "wheel"):
+        _install_names_this_package(where, words)
         return
     if words[0] == "guard-mutation":
         _parses_as_guard_mutation(where, words[1:])
+        if words[1] in ("list", "show"):
+            _runs(where, [str(Path(sys.executable).with_name("guard-mutation")), *words[1:]], scratch)
         return
     assert words[0] == "python", f"{where}: not a command this test knows"
+    _python_command(where, words, scratch, monkeypatch)
+
+
+def _python_command(where: str, words: list[str], scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if words[1] == "-c":
+        _runs(where, [sys.executable, *words[1:]], scratch)
+        return
     script, args = words[1], words[2:]
     if script in _PARSERS:
         module, function = _PARSERS[script]
@@ -245,15 +346,20 @@ def test_each_shell_command_is_valid_and_the_cheap_ones_run(
                 pytest.fail(f"{where}: {exc}")
     else:
         assert (ROOT / script).is_file(), where
-    cheap = (script, args[0] if args else "") in _CHEAP or script == "scripts/mutmut_coverage.py"
-    if cheap:
-        done = subprocess.run(
-            [sys.executable, *words[1:]],
-            cwd=scratch,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, f"{where}: exit {done.returncode}\n{done.stderr[-2000:]}"
-        assert done.stdout.strip(), f"{where}: printed nothing"
+    if (script, args[0] if args else "") in _CHEAP or script in _CHEAP_SCRIPTS:
+        _runs(where, [sys.executable, *words[1:]], scratch)
+
+
+def test_each_link_between_the_pages_finds_its_page() -> None:
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text):
+            assert (page.parent / target).is_file(), (
+                f"{page.relative_to(ROOT)}: a link to {target}, not there"
+            )
+        for anchor in re.findall(r"\]\(#([^)]+)\)", text):
+            headings = {
+                re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-")
+                for h in re.findall(r"^#+ (.+)$", text, re.MULTILINE)
+            }
+            assert anchor in headings, f"{page.relative_to(ROOT)}: no heading for #{anchor}"
