@@ -48,15 +48,16 @@ class _Borrow:
     an interrupted restore is never repeated.
     """
 
-    __slots__ = ("_devices", "_elsewhere", "_index", "_requested_runtime", "_restored", "_runtime", "_thread")
+    __slots__ = ("_devices", "_index", "_requested_runtime", "_restored", "_runtime", "_thread")
     _index: object
     _requested_runtime: DeviceRuntime | None
     _runtime: DeviceRuntime
     _devices: tuple[int, int]  # (original, current)
     _thread: object
     _restored: bool
-    # A device's borrows for threads that entered it while another held it, by thread token (else None).
-    _elsewhere: dict[object, device] | None
+    # A device's borrows for threads that entered it while another held it, by thread token; a guard
+    # has none.
+    _elsewhere: dict[object, device] | None = None
 
     def _enter(self: _B) -> _B:
         """Select ``_index`` on this thread and record what to restore; raise GuardError if refused.
@@ -205,7 +206,6 @@ class DeviceGuard(_Borrow):
         """
         guard = object.__new__(cls)
         guard._restored = True  # until something is selected, there is nothing to owe
-        guard._elsewhere = None
         guard._index = device_index
         guard._requested_runtime = runtime
         outcome: Ok[DeviceGuard] | Err | None = None
@@ -243,7 +243,6 @@ class DeviceGuard(_Borrow):
             )
         taker = object.__new__(DeviceGuard)
         taker._restored = True
-        taker._elsewhere = None
         taker._runtime = self._runtime
         taker._devices = self._devices
         taker._thread = self._thread
@@ -300,7 +299,7 @@ class device(_Borrow):
     own, so recursive calls and calls from several threads each restore their own caller's device.
     """
 
-    __slots__ = ()
+    __slots__ = ("_elsewhere",)
 
     def __init__(self, device_index: int, *, runtime: DeviceRuntime | None = None) -> None:
         self._index = device_index

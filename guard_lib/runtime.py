@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from . import cuda_errors
 from .errors import GuardError
@@ -170,26 +170,28 @@ def _init_default() -> DeviceRuntime:
         return _default
 
 
+_RESTORED: Final = object()
+
+
 class RuntimeChoice:
     """What ``use_runtime`` returns: the default it replaced, put back by ``restore()`` or on leaving a
     ``with`` block; restoring again does nothing."""
 
-    __slots__ = ("_previous", "_restored", "runtime")
+    __slots__ = ("_previous", "runtime")
 
     def __init__(self, runtime: DeviceRuntime, previous: DeviceRuntime | None) -> None:
         self.runtime = runtime
         # As it was, None included: an unbuilt default stays unbuilt, and is built from the environment
         # only when a guard first needs it.
-        self._previous = previous
-        self._restored = False
+        self._previous: object = previous
 
     def restore(self) -> None:
-        """Put back the default that ``use_runtime`` replaced."""
+        """Put back the default that ``use_runtime`` replaced, once."""
         global _default
         with _default_lock:
-            if not self._restored:
-                _default = self._previous
-                self._restored = True
+            previous, self._previous = self._previous, _RESTORED
+            if previous is not _RESTORED:
+                _default = previous  # type: ignore[assignment]
 
     def __enter__(self) -> DeviceRuntime:
         return self.runtime
@@ -198,7 +200,7 @@ class RuntimeChoice:
         self.restore()
 
     def __repr__(self) -> str:
-        state = "restored" if self._restored else "in use"
+        state = "restored" if self._previous is _RESTORED else "in force"
         return f"<RuntimeChoice {self.runtime!r}, {state}>"
 
 

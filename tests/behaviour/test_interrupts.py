@@ -22,6 +22,7 @@ import dis
 import functools
 import gc
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -413,6 +414,30 @@ def decorated_failed_switch_that_moved(rt: WatchedRuntime, hold: Held) -> None:
         work()
 
 
+def shared_device_held_elsewhere(rt: WatchedRuntime, hold: Held) -> None:
+    # Another thread holds this device object's borrow, so this thread's with is a borrow of its own.
+    shared = device(1, runtime=rt)
+    entered, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with shared:
+            entered.set()
+            release.wait(10)
+
+    other = threading.Thread(target=holder)
+    other.start()
+    try:
+        entered.wait(10)
+        with shared as mine:
+            hold(mine)
+    finally:
+        # Under the compiled core the simulated runtime's Python is interrupted too, and can be left
+        # holding its lock on this thread: the holder's exit must not wait on a lock nobody will release.
+        rt._lock = threading.RLock()
+        release.set()
+        other.join()
+
+
 SCENARIOS: dict[str, Scenario] = {
     f.__name__: f
     for f in (
@@ -436,6 +461,7 @@ SCENARIOS: dict[str, Scenario] = {
         result_inspected,
         decorated,
         decorated_failed_switch_that_moved,
+        shared_device_held_elsewhere,
     )
 }
 

@@ -239,6 +239,15 @@ def test_use_runtime_called_as_a_setter_takes_effect_at_once(unbuilt_default: No
     assert get_runtime() is first
     choice.restore()
     assert runtime_module._default is None
+    # Restored once: a later choice stays in force whatever an earlier one does.
+    later = use_runtime(second)
+    choice.restore()
+    inner.restore()
+    assert get_runtime() is second
+    assert repr(later) == "<RuntimeChoice SimulatedRuntime(device_count=4), in force>"
+    later.restore()
+    assert repr(later) == "<RuntimeChoice SimulatedRuntime(device_count=4), restored>"
+    assert runtime_module._default is None
 
 
 def test_use_runtime_as_a_with_block_puts_the_previous_default_back(unbuilt_default: None) -> None:
