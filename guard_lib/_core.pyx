@@ -71,6 +71,14 @@ cdef str _type_name(object obj):
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+cdef inline int _mine(object obj, type cls, str method) except -1:
+    # A method read from the class can be called on anything, and Cython's does not check what: refused
+    # here, as Python's own method descriptors refuse, before any field is touched.
+    if not isinstance(obj, cls):
+        raise TypeError(f"descriptor '{method}' for '{cls.__name__}' objects doesn't apply to a '{type(obj).__name__}' object")
+    return 0
+
+
 cdef inline PyObject *_key(object method, object runtime) noexcept:
     # A method read from the class is bound afresh at every read: it is known by its function.
     if PyMethod_Check(method) and PyMethod_GET_SELF(method) == <PyObject *>runtime:
@@ -216,14 +224,17 @@ cdef class Ok(_Outcome):
         return self._value
 
     def is_ok(self):
+        _mine(self, Ok, "is_ok")
         self._unchecked = False
         return True
 
     def is_err(self):
+        _mine(self, Ok, "is_err")
         self._unchecked = False
         return False
 
     def unwrap(self):
+        _mine(self, Ok, "unwrap")
         self._unchecked = False
         return self._value
 
@@ -248,14 +259,17 @@ cdef class Err(_Outcome):
         return self._error
 
     def is_ok(self):
+        _mine(self, Err, "is_ok")
         self._unchecked = False
         return False
 
     def is_err(self):
+        _mine(self, Err, "is_err")
         self._unchecked = False
         return True
 
     def unwrap(self):
+        _mine(self, Err, "unwrap")
         self._unchecked = False
         raise self._error
 
@@ -432,6 +446,7 @@ cdef class _Borrow:
 
     def close(self, *_exc_info):
         """Restore the caller's device. Closing again, or closing a guard taken over, does nothing."""
+        _mine(self, _Borrow, "close")
         self._close()
 
     # As in the reference, leaving a ``with`` block is ``close``.
@@ -501,6 +516,7 @@ cdef class DeviceGuard(_Borrow):
 
     def take(self):
         """Hand the borrow to a new guard, which alone restores; this one is left looking restored."""
+        _mine(self, DeviceGuard, "take")
         if not self._owes:
             raise GuardError(
                 f"cannot take over a DeviceGuard for CUDA device {self._current}: it was closed or taken",
@@ -566,6 +582,7 @@ cdef class device(_Borrow):
         self._made = True
 
     def __enter__(self):
+        _mine(self, device, "__enter__")
         return self._enter()
 
     def __call__(self, function):
