@@ -44,11 +44,8 @@ cdef long long _INT_MAX = 2147483647
 
 cdef object _get_runtime = _runtime_module.get_runtime
 cdef dict _runtime_globals = _runtime_module.__dict__
-# Bound at import: a finaliser that runs at interpreter shutdown may find module globals already cleared.
-cdef object _warn = warnings.warn
-# What create passes to the guard's allocation: without it, making a guard is refused, as the reference's
-# __new__ refuses.
-cdef object _MAKE = object()
+cdef object _warn = warnings.warn  # bound at import: shutdown may clear module globals before a finaliser
+cdef object _MAKE = object()  # what create passes to a guard's allocation, which refuses any other call
 # Python 3.13 names the type in an unset slot's AttributeError by its qualified name, after its module
 # unless that is builtins or __main__.
 cdef bint _QUALIFIED_NAMES = sys.version_info >= (3, 13)
@@ -64,18 +61,17 @@ cdef inline unsigned long long _token() noexcept:
 cdef str _type_name(object obj):
     """The type of ``obj`` as Python names it where an attribute of the object is missing."""
     cls = type(obj)
-    if not _QUALIFIED_NAMES:
-        return cls.__name__
-    if cls.__module__ in ("builtins", "__main__"):
-        return cls.__qualname__
-    return f"{cls.__module__}.{cls.__qualname__}"
+    if _QUALIFIED_NAMES and cls.__module__ not in ("builtins", "__main__"):
+        return f"{cls.__module__}.{cls.__qualname__}"
+    return cls.__qualname__ if _QUALIFIED_NAMES else cls.__name__
 
 
 cdef inline int _mine(object obj, type cls, str method) except -1:
     # A method read from the class can be called on anything, and Cython's does not check what: refused
     # here, as Python's own method descriptors refuse, before any field is touched.
     if not isinstance(obj, cls):
-        raise TypeError(f"descriptor '{method}' for '{cls.__name__}' objects doesn't apply to a '{type(obj).__name__}' object")
+        raise TypeError(f"descriptor '{method}' for '{cls.__name__}' objects doesn't apply to a "
+                        f"'{type(obj).__name__}' object")
     return 0
 
 
@@ -88,12 +84,9 @@ cdef inline PyObject *_key(object method, object runtime) noexcept:
 
 @cython.final
 cdef class _Offer:
-    """A runtime's C entry points, and the ``get_device`` and ``set_device`` it had when it offered them.
-
-    Cached for the last runtime borrowed, it holds the runtime and the methods weakly (so that nothing is
-    kept alive) and the capsules strongly (so that their functions are never freed while it is held);
-    a borrow that used it holds it until it is restored.
-    """
+    """A runtime's C entry points and the methods it had when it offered them. Cached for the last runtime
+    borrowed, it holds the runtime and the methods weakly (keeping nothing alive) and the capsules strongly
+    (their functions are never freed while it is held); a borrow that used it holds it until restored."""
 
     cdef object runtime  # a weak reference; None: this offer serves one borrow and is held by it alone
     cdef object get_key  # weak references while cached, else the objects
@@ -119,12 +112,8 @@ cdef _Offer _cached = None
 
 cdef void *_pointer(object capsule, const char *signature) except? NULL:
     # Only this exact signature: one with an exception clause could leave a Python error set.
-    if not PyCapsule_CheckExact(capsule):
-        return NULL
-    cdef const char *name = PyCapsule_GetName(capsule)
-    if name == NULL or strcmp(name, signature) != 0:
-        return NULL
-    return PyCapsule_GetPointer(capsule, name)
+    cdef const char *name = PyCapsule_GetName(capsule) if PyCapsule_CheckExact(capsule) else NULL
+    return PyCapsule_GetPointer(capsule, name) if name != NULL and strcmp(name, signature) == 0 else NULL
 
 
 cdef inline _Offer _offer_of(object runtime, object get):
@@ -132,12 +121,6 @@ cdef inline _Offer _offer_of(object runtime, object get):
     if offer is not None and PyWeakref_GET_OBJECT(offer.runtime) == <PyObject *>runtime:
         return offer
     return _ask(runtime, get)
-
-
-cdef inline bint _held_elsewhere(PyObject *key) noexcept:
-    # Only what something else holds can be read again as the same object: a method made at each read
-    # (by a property, a lookup of its own) is held by the reader alone, and no offer can stand for it.
-    return _refcount(key) > 2
 
 
 cdef _Offer _ask(object runtime, object get):
@@ -153,9 +136,9 @@ cdef _Offer _ask(object runtime, object get):
     try:
         set_ = runtime.set_device
         get_key, set_key = <object>_key(get, runtime), <object>_key(set_, runtime)
-        if callable(get) and callable(set_) and _held_elsewhere(<PyObject *>get_key) and _held_elsewhere(
-            <PyObject *>set_key
-        ):
+        # Only what something else holds (beyond this and the caller) can be read again as the same object:
+        # a method made at each read (by a property, a lookup of its own) has no offer standing for it.
+        if callable(get) and callable(set_) and _refcount(<PyObject *>get_key) > 2 and _refcount(<PyObject *>set_key) > 2:
             capsules = runtime.c_entry_points()
             if capsules is not None:
                 capsules = (capsules[0], capsules[1])
@@ -187,8 +170,7 @@ cdef _Offer _ask(object runtime, object get):
 cdef class _Outcome:
     """What ``Ok`` and ``Err`` share: whether the caller has looked."""
 
-    # Zero, as on every new object, means nobody is owed a look: one made without __init__ (as the
-    # reference's, whose __init__ never ran) stays silent.
+    # Zero, as on every new object: one made without __init__ (as the reference's) stays silent.
     cdef bint _unchecked
 
     # The reference's fields, read and written as it reads and writes them.
@@ -291,8 +273,8 @@ cdef class _Borrow:
     cdef unsigned long long _thread
     # Zero, as every new object's fields are, means nothing is owed: no set-up is needed to be safe.
     cdef bint _owes
-    # Set by what makes a borrow (create, take, device.__init__): a subclass's __init__ that never calls
-    # device.__init__ leaves a borrow that the reference cannot enter or close either.
+    # Set by create, take and device.__init__: a subclass's __init__ that skips device.__init__ leaves a
+    # borrow that the reference cannot enter or close either.
     cdef bint _made
 
     cdef int _refuse_unmade(self, str field="_restored") except -1:
@@ -350,8 +332,7 @@ cdef class _Borrow:
         if (c_index == c_original) if c_path else (index == original):
             self._owes = True
             return self
-        # As in the reference, a refusal's settling cut short by an interrupt is settled by the outer
-        # handler: nobody else can pay, since a with statement whose __enter__ raised never calls __exit__.
+        # As in the reference, the outer handler settles what an interrupt left of the inner one's settling.
         try:
             try:
                 # The restore is owed from the request, not from the switch's success.

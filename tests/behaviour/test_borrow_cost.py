@@ -64,7 +64,8 @@ def test_a_borrow_calls_only_the_runtimes_c_functions(way: str, index: int) -> N
     assert rt.current_device == 0
 
 
-# Blocks alive while the block runs, counted on CPython 3.11 after one borrow before: the borrow, the bound __exit__ the with
+# Blocks alive while the block runs, counted on CPython 3.11 after one borrow before: the borrow, the
+# bound __exit__ the with
 # statement holds, the int that holds the count read before it, and what the runtime's log of its one
 # read keeps. A guard is made before the count, so only the bound __exit__ (and its log, shared) is new.
 HELD_IN_THE_BLOCK = {"device": 5, "create": 2}

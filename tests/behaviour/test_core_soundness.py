@@ -68,9 +68,10 @@ class _FreedWithItsCapsules(EntryPointRuntime):
         destructor = _Destructor(freed)
         self.kept += [*functions, destructor]
         self.live += 2
-        return tuple(  # type: ignore[return-value]
-            _new_capsule(ctypes.cast(function, ctypes.c_void_p), name, ctypes.cast(destructor, ctypes.c_void_p))
-            for function, name in zip(functions, (GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE), strict=True)
+        on_free = ctypes.cast(destructor, ctypes.c_void_p)
+        get, set_ = (ctypes.cast(function, ctypes.c_void_p) for function in functions)
+        return _new_capsule(get, GET_DEVICE_SIGNATURE, on_free), _new_capsule(
+            set_, SET_DEVICE_SIGNATURE, on_free
         )
 
 
