@@ -271,6 +271,8 @@ cdef class _Borrow:
     # The offer the device was read through, held while the borrow owes; None: read from Python.
     cdef _Offer _offer
     cdef unsigned long long _thread
+    # A device's borrows for the threads that entered it while another held it, by thread token.
+    cdef dict _elsewhere
     # Zero, as every new object's fields are, means nothing is owed: no set-up is needed to be safe.
     cdef bint _owes
     # Set by create, take and device.__init__: a subclass's __init__ that skips device.__init__ leaves a
@@ -288,12 +290,8 @@ cdef class _Borrow:
         return not self._owes
 
     cdef object _enter(self):
+        # Only on a borrow that owes nothing: device's __enter__ refuses one entered already.
         self._refuse_unmade()
-        if self._owes:
-            raise GuardError(
-                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
-                device_index=self._current,
-            )
         requested = self._index
         if type(requested) is int:
             index = requested
@@ -388,6 +386,13 @@ cdef class _Borrow:
     cdef int _close(self) except -1:
         cdef int c_code
         cdef int c_original = 0
+        cdef bint home = self._thread == _token()
+        if (not self._owes or not home) and self._elsewhere:
+            own = self._elsewhere.get(_token())
+            if own is not None and (<_Borrow>own)._owes:
+                (<_Borrow>own)._close()
+                del self._elsewhere[_token()]
+                return 0
         if not self._owes:
             if not self._made:
                 try:
@@ -398,12 +403,8 @@ cdef class _Borrow:
             return 0
         cdef _Offer offer = self._offer
         try:
-            if self._thread != _token():
-                raise GuardError(
-                    f"a DeviceGuard for CUDA device {self._current} belongs to the thread that created it; "
-                    "CUDA's current device is per thread, so it cannot be restored from another",
-                    device_index=self._current,
-                )
+            if not home:
+                raise _shared.not_owner(self._current, "restored")
             original, current = self._original, self._current
             if offer is not None:
                 c_original = original
@@ -424,6 +425,16 @@ cdef class _Borrow:
         except BaseException:
             self._settle()
             raise
+
+    cdef int _settle_mine(self) except -1:
+        # Whichever borrow of this object the calling thread holds, if any.
+        if self._owes and self._thread == _token():
+            self._settle()
+        elif self._elsewhere:
+            own = self._elsewhere.get(_token())
+            if own is not None:
+                (<_Borrow>own)._settle()
+        return 0
 
     def close(self, *_exc_info):
         """Restore the caller's device. Closing again, or closing a guard taken over, does nothing."""
@@ -522,6 +533,12 @@ cdef class DeviceGuard(_Borrow):
         return taker
 
     def __enter__(self):
+        _mine(self, DeviceGuard, "__enter__")
+        # Refused before the body runs: it would run on whatever device this thread is on.
+        if not self._owes:
+            raise _shared.closed_guard(self._current)
+        if self._thread != _token():
+            raise _shared.not_owner(self._current, "entered")
         return self
 
     def __repr__(self):
@@ -560,11 +577,49 @@ cdef class device(_Borrow):
         self._index = device_index
         self._requested_runtime = runtime
         self._owes = False
+        self._elsewhere = None
         self._made = True
 
     def __enter__(self):
         _mine(self, device, "__enter__")
-        return self._enter()
+        self._refuse_unmade()
+        cdef bint free = not self._owes
+        cdef _Borrow held = None
+        if not free and self._thread == _token():
+            held = self
+        elif self._elsewhere:
+            held = self._elsewhere.get(_token())
+        if held is not None and held._owes:
+            raise GuardError(
+                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
+                device_index=held._current,
+            )
+        try:
+            if free:
+                return self._enter()
+            return self._enter_elsewhere()
+        except BaseException:
+            # Interrupted on the way out: a with statement whose __enter__ raised never calls __exit__.
+            self._settle_mine()
+            raise
+
+    cdef object _enter_elsewhere(self):
+        # Another thread holds this object's borrow, and only it can restore that one: this thread's with
+        # gets a borrow of its own, which with ... as hands out and this thread's exit closes.
+        cdef device borrow = device(self._index, runtime=self._requested_runtime)
+        try:
+            try:
+                borrow._enter()
+                if self._elsewhere is None:
+                    self._elsewhere = {}
+                self._elsewhere[_token()] = borrow
+                return borrow
+            except BaseException:
+                borrow._settle()
+                raise
+        except BaseException:
+            borrow._settle()
+            raise
 
     def __call__(self, function):
         self._refuse_unmade("_index")

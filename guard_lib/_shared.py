@@ -18,8 +18,10 @@ from .runtime import DeviceRuntime
 
 __all__ = [
     "as_int",
+    "closed_guard",
     "cuda_error",
     "logger",
+    "not_owner",
     "refuse_undecoratable",
     "restore",
     "restore_failed",
@@ -45,6 +47,24 @@ def type_error(device_index: object) -> GuardTypeError:
         f"cannot select CUDA device {device_index!r}: a device index is an int, "
         f"not {type(device_index).__name__}",
         device_index=None,
+    )
+
+
+def not_owner(current: int, action: str) -> GuardError:
+    """The refusal of a thread that does not own a borrow: ``action`` is what it tried ("entered", ...)."""
+    return GuardError(
+        f"a DeviceGuard for CUDA device {current} belongs to the thread that created it; "
+        f"CUDA's current device is per thread, so it cannot be {action} from another",
+        device_index=current,
+    )
+
+
+def closed_guard(current: int) -> GuardError:
+    # Entering a guard that owes nothing would run the body on whatever device the thread is on.
+    return GuardError(
+        f"this DeviceGuard for CUDA device {current} was closed or taken, so it selects no device: "
+        "create another",
+        device_index=current,
     )
 
 

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
-from ._shared import as_int, cuda_error, refuse_undecoratable, restore
+from ._shared import as_int, closed_guard, cuda_error, not_owner, refuse_undecoratable, restore
 from .errors import GuardError
 from .result import Err, Ok, Result
 from .runtime import DeviceRuntime, get_runtime
@@ -48,24 +48,21 @@ class _Borrow:
     an interrupted restore is never repeated.
     """
 
-    __slots__ = ("_devices", "_index", "_requested_runtime", "_restored", "_runtime", "_thread")
+    __slots__ = ("_devices", "_elsewhere", "_index", "_requested_runtime", "_restored", "_runtime", "_thread")
     _index: object
     _requested_runtime: DeviceRuntime | None
     _runtime: DeviceRuntime
     _devices: tuple[int, int]  # (original, current)
     _thread: object
     _restored: bool
+    # A device's borrows for threads that entered it while another held it, by thread token (else None).
+    _elsewhere: dict[object, device] | None
 
     def _enter(self: _B) -> _B:
         """Select ``_index`` on this thread and record what to restore; raise GuardError if refused.
 
-        ``device`` uses it as its ``__enter__`` as it stands, so a ``with`` block costs no extra call.
+        Only on a borrow that owes nothing: ``device.__enter__`` refuses one entered already.
         """
-        if not self._restored:
-            raise GuardError(
-                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
-                device_index=self._devices[1],
-            )
         requested = self._index
         if type(requested) is int:
             index = requested
@@ -118,9 +115,10 @@ class _Borrow:
     def _settle(self) -> None:
         """Pay the debt now: put back a thread that is not on the original device, then mark it paid.
 
-        Only on the owning thread: another thread's device is not this guard's to touch.
+        Only on the owning thread (``_settle_mine`` chooses): another thread's device is not this
+        guard's to touch.
         """
-        if self._restored or self._thread is not _tokens.token:
+        if self._restored:
             return
         runtime = self._runtime
         original, current = self._devices
@@ -145,22 +143,35 @@ class _Borrow:
         Also the ``__exit__`` of both context managers, so leaving a ``with`` block costs one call.
         """
         try:
-            if self._restored:
-                return
+            if self._restored or self._thread is not _tokens.token:
+                elsewhere = self._elsewhere
+                own = elsewhere.get(_tokens.token) if elsewhere else None
+                if own is not None and not own._restored:
+                    own.close()
+                    # Closed first: an interrupt before this leaves a restored borrow, which counts as none.
+                    del self._elsewhere[_tokens.token]  # type: ignore[union-attr]
+                    return
+                if self._restored:
+                    return
+                raise not_owner(self._devices[1], "restored")
             original, current = self._devices
-            if self._thread is not _tokens.token:
-                raise GuardError(
-                    f"a DeviceGuard for CUDA device {current} belongs to the thread that created it; "
-                    "CUDA's current device is per thread, so it cannot be restored from another",
-                    device_index=current,
-                )
             if current != original:
                 restore(self._runtime, original, current, current)
             self._restored = True
         except BaseException:
             # Interrupted around the restore: finish it without repeating one that already happened.
-            self._settle()
+            self._settle_mine()
             raise
+
+    def _settle_mine(self) -> None:
+        # Whichever borrow of this object the calling thread holds, if any.
+        if not self._restored and self._thread is _tokens.token:
+            self._settle()
+            return
+        elsewhere = self._elsewhere
+        own = elsewhere.get(_tokens.token) if elsewhere else None
+        if own is not None:
+            own._settle()
 
     __exit__ = close
 
@@ -194,6 +205,7 @@ class DeviceGuard(_Borrow):
         """
         guard = object.__new__(cls)
         guard._restored = True  # until something is selected, there is nothing to owe
+        guard._elsewhere = None
         guard._index = device_index
         guard._requested_runtime = runtime
         outcome: Ok[DeviceGuard] | Err | None = None
@@ -231,6 +243,7 @@ class DeviceGuard(_Borrow):
             )
         taker = object.__new__(DeviceGuard)
         taker._restored = True
+        taker._elsewhere = None
         taker._runtime = self._runtime
         taker._devices = self._devices
         taker._thread = self._thread
@@ -249,6 +262,11 @@ class DeviceGuard(_Borrow):
             raise
 
     def __enter__(self) -> DeviceGuard:
+        # Refused before the body runs: it would run on whatever device this thread is on.
+        if self._restored:
+            raise closed_guard(self._devices[1])
+        if self._thread is not _tokens.token:
+            raise not_owner(self._devices[1], "entered")
         return self
 
     def __repr__(self) -> str:
@@ -288,8 +306,48 @@ class device(_Borrow):
         self._index = device_index
         self._requested_runtime = runtime
         self._restored = True
+        self._elsewhere = None
 
-    __enter__ = _Borrow._enter
+    def __enter__(self) -> device:
+        free = self._restored
+        token = _tokens.token
+        elsewhere = self._elsewhere
+        own = elsewhere.get(token) if elsewhere else None
+        held = self if not free and self._thread is token else own
+        if held is not None and not held._restored:
+            raise GuardError(
+                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
+                device_index=held._devices[1],
+            )
+        try:
+            if free:
+                return self._enter()
+            return self._enter_elsewhere(token)
+        except BaseException:
+            # Interrupted on the way out: a with statement whose __enter__ raised never calls __exit__.
+            self._settle_mine()
+            raise
+
+    def _enter_elsewhere(self, token: object) -> device:
+        # Another thread holds this object's borrow, and only it can restore that one: this thread's
+        # ``with`` gets a borrow of its own, which ``with ... as`` hands out and this thread's exit closes.
+        index: Any = self._index
+        borrow = device(index, runtime=self._requested_runtime)
+        try:
+            try:
+                borrow._enter()
+                if self._elsewhere is None:
+                    self._elsewhere = {}
+                self._elsewhere[token] = borrow
+                return borrow
+            except BaseException:
+                # Refused or interrupted: __exit__ never runs for a with whose __enter__ raised. A borrow
+                # left in the table restored counts as none.
+                borrow._settle()
+                raise
+        except BaseException:
+            borrow._settle()
+            raise
 
     def __call__(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
         refuse_undecoratable(self._index, function)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
 from . import cuda_errors
@@ -23,6 +21,7 @@ __all__ = [
     "RUNTIME_ENV",
     "CudaRuntime",
     "DeviceRuntime",
+    "RuntimeChoice",
     "SimulatedRuntime",
     "get_runtime",
     "runtime_from_spec",
@@ -171,20 +170,50 @@ def _init_default() -> DeviceRuntime:
         return _default
 
 
-@contextmanager
-def use_runtime(runtime: DeviceRuntime) -> Iterator[DeviceRuntime]:
-    """Make ``runtime`` the process's default within the block, then put the previous default back.
+class RuntimeChoice:
+    """What ``use_runtime`` returns: the default it replaced, put back by ``restore()`` or on leaving a
+    ``with`` block; restoring again does nothing."""
 
-    The default is process-wide, not per thread, so threads a test or a program starts inside the block
-    see it too. Blocks nest; they must exit in the reverse order of entering.
+    __slots__ = ("_previous", "_restored", "runtime")
+
+    def __init__(self, runtime: DeviceRuntime, previous: DeviceRuntime | None) -> None:
+        self.runtime = runtime
+        # As it was, None included: an unbuilt default stays unbuilt, and is built from the environment
+        # only when a guard first needs it.
+        self._previous = previous
+        self._restored = False
+
+    def restore(self) -> None:
+        """Put back the default that ``use_runtime`` replaced."""
+        global _default
+        with _default_lock:
+            if not self._restored:
+                _default = self._previous
+                self._restored = True
+
+    def __enter__(self) -> DeviceRuntime:
+        return self.runtime
+
+    def __exit__(self, *_exc_info: object) -> None:
+        self.restore()
+
+    def __repr__(self) -> str:
+        state = "restored" if self._restored else "in use"
+        return f"<RuntimeChoice {self.runtime!r}, {state}>"
+
+
+def use_runtime(runtime: DeviceRuntime) -> RuntimeChoice:
+    """Make ``runtime`` the process's default now; the returned ``RuntimeChoice`` puts the previous one
+    back, by ``restore()`` or at the end of ``with use_runtime(runtime):``.
+
+    A setter rather than a context manager alone, so that a call without ``with`` does what it says. The
+    default is process-wide, not per thread, so threads started meanwhile see it too. Choices nest; they
+    must be restored in the reverse order of making them.
     """
     global _default
     if not isinstance(runtime, DeviceRuntime):
         raise TypeError(f"use_runtime() needs a DeviceRuntime, got {type(runtime).__name__}")
     with _default_lock:
-        previous, _default = _default, runtime
-    try:
-        yield runtime
-    finally:
-        with _default_lock:
-            _default = previous
+        choice = RuntimeChoice(runtime, _default)
+        _default = runtime
+    return choice

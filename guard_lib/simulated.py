@@ -38,7 +38,8 @@ class _ThreadState(threading.local):
 
 
 class SimulatedRuntime:
-    """A ``DeviceRuntime`` with ``device_count`` devices; every thread starts on device 0.
+    """A ``DeviceRuntime`` with ``device_count`` devices; every thread starts on device 0. With none, every
+    call fails with ``cudaErrorNoDevice``, as CUDA's do on a machine without a device.
 
     ``calls`` is the calling thread's log of ``(op, args)``. ``fail_next(op, code)`` makes the next call
     of ``op``, on whichever thread comes first, fail with ``code``; ``moves_to`` makes a failing
@@ -119,6 +120,8 @@ class SimulatedRuntime:
                 raise fault.raises
             # Like cuda-python, a failed query answers no value at all rather than a plausible one.
             return self._fail(fault.code), None
+        if not self._device_count:
+            return self._fail(cuda_errors.NO_DEVICE), None
         return cuda_errors.SUCCESS, state.device
 
     def set_device(self, index: int, /) -> tuple[int]:
@@ -137,7 +140,7 @@ class SimulatedRuntime:
 
     def _select(self, index: int) -> int:
         if not 0 <= index < self._device_count:
-            return self._fail(cuda_errors.INVALID_DEVICE)
+            return self._fail(cuda_errors.INVALID_DEVICE if self._device_count else cuda_errors.NO_DEVICE)
         self._state.device = index
         self.contexts.add(index)
         return cuda_errors.SUCCESS
@@ -149,6 +152,8 @@ class SimulatedRuntime:
             if fault.raises is not None:
                 raise fault.raises
             return self._fail(fault.code), None
+        if not self._device_count:
+            return self._fail(cuda_errors.NO_DEVICE), 0
         return cuda_errors.SUCCESS, self._device_count
 
     def get_last_error(self) -> tuple[int]:

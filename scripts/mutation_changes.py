@@ -91,7 +91,22 @@ class Changes:
 
 
 def verify_ref(ref: str, repo: Path) -> str:
-    """The commit ``ref`` names, checked by git before anything uses it; an option-like ref is refused."""
+    """The commit ``ref`` names, checked by git before anything uses it; an option-like ref is refused,
+    and so is the checked-out commit of a clean tree: compared with itself, any change passes unseen."""
+    commit = _commit(ref, repo)
+    if commit is None:
+        raise InputError(
+            f"--changed-since {ref!r}: not a commit in {repo} (`git rev-parse --verify` refused it)"
+        )
+    if commit == _commit("HEAD", repo) and not _git(repo, "status", "--porcelain", "--untracked-files"):
+        raise InputError(
+            f"--changed-since {ref}: {ref} is the checked-out commit, so nothing is compared: name the "
+            "commit the change started from, such as origin/main or HEAD~1"
+        )
+    return commit
+
+
+def _commit(ref: str, repo: Path) -> str | None:
     try:
         found = subprocess.run(
             ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
@@ -102,11 +117,7 @@ def verify_ref(ref: str, repo: Path) -> str:
         )
     except OSError as exc:
         raise InputError(f"--changed-since {ref!r}: cannot run git: {exc}") from exc
-    if found.returncode != 0 or not found.stdout.strip():
-        raise InputError(
-            f"--changed-since {ref!r}: not a commit in {repo} (`git rev-parse --verify` refused it)"
-        )
-    return found.stdout.strip()
+    return found.stdout.strip() if found.returncode == 0 and found.stdout.strip() else None
 
 
 def changed_since(ref: str, repo: Path, tests: str = "tests") -> Changes:

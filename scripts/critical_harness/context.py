@@ -247,5 +247,8 @@ class Context:
         return self.runner.run(build_command(), where or project, env, self.timeout * 4)
 
     def say(self, message: str) -> None:
+        """A line of progress, clipped to the terminal (the JSON keeps everything)."""
+        from .reports import fit, terminal_width
+
         with self.print_lock:
-            print(message, file=sys.stderr, flush=True)
+            print(fit(message, terminal_width(False)), file=sys.stderr, flush=True)

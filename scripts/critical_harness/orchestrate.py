@@ -11,7 +11,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
@@ -63,8 +63,6 @@ def run_baseline(ctx: Context, project: Path, select: Sequence[str] | None, *, w
     """The unmutated tests, all of them or only those of ``select``; every test is collected either way.
     ``warm``: in the copy's warm server, where there is one."""
     what, be = ("the unmutated suite", "is") if select is None else ("the unmutated killed_by tests", "are")
-    ctx.say(f"[baseline] running {what} of {' '.join(ctx.config.harness.tests)}")
-    started = time.monotonic()
     # The main baseline also records what each test calls, for the cases a mutant should run first.
     plan = Plan(select=None if select is None else tuple(select), record_calls=warm)
     if warm:
@@ -76,6 +74,14 @@ def run_baseline(ctx: Context, project: Path, select: Sequence[str] | None, *, w
     if run.returncode not in (0, 5) or (run.returncode == 5 and select is None):
         raise SetupError(f"{what} {be} not green; refusing to run mutants:\n{_describe_red(run)}")
     _check_package_location(run, project, ctx.config.harness.package)
+    return run
+
+
+def _said(ctx: Context, what: str, baseline: Callable[[], TestRun]) -> TestRun:
+    """A baseline, said once however many copies share it: what runs, then how many tests are green."""
+    ctx.say(f"[baseline] running {what} of {' '.join(ctx.config.harness.tests)}")
+    started = time.monotonic()
+    run = baseline()
     ctx.say(f"[baseline] {len(run.outcomes)} tests green in {time.monotonic() - started:.1f}s")
     return run
 
@@ -102,12 +108,15 @@ def run_baselines(ctx: Context, copies: list[Path], selected: list[Mutant], full
             run_compiled_baseline(ctx, copies[index], selected)
         return runs
 
-    with ThreadPoolExecutor(max_workers=len(copies)) as pool:
-        futures = [pool.submit(work, index) for index in range(len(copies))]
-        # In this thread, beside them: the woven servers it launches must outlive the baseline's workers.
-        prepare_woven(ctx, copies[0], copies, selected)
-        parts = [future.result() for future in futures]
-    return merge_runs([run for runs in parts for run in runs])
+    def every_share() -> TestRun:
+        with ThreadPoolExecutor(max_workers=len(copies)) as pool:
+            futures = [pool.submit(work, index) for index in range(len(copies))]
+            # In this thread, beside them: the woven servers it launches must outlive the baseline's workers.
+            prepare_woven(ctx, copies[0], copies, selected)
+            parts = [future.result() for future in futures]
+        return merge_runs([run for runs in parts for run in runs])
+
+    return _said(ctx, "the unmutated suite" if full else "the unmutated killed_by tests", every_share)
 
 
 class SuiteCheck:
@@ -125,7 +134,7 @@ class SuiteCheck:
                 ctx.say("[baseline] a verdict rests on the rest of the suite")
                 try:
                     copy = make_copy(ctx.snapshot, ctx.tmp / "suite" / "project")
-                    run_baseline(ctx, copy, None, warm=False)
+                    _said(ctx, "the unmutated suite", lambda: run_baseline(ctx, copy, None, warm=False))
                 except SetupError as error:
                     self._error = error
             if self._error is not None:

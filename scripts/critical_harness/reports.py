@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import textwrap
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
@@ -20,11 +21,22 @@ def table_text(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int
         "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in [headers, [("-" * w) for w in widths], *rows]
     ]
-    return "\n".join(_fit(line, width) for line in lines)
+    return "\n".join(fit(line, width) for line in lines)
 
 
-def _fit(line: str, width: int | None) -> str:
+def fit(line: str, width: int | None) -> str:
     return line if width is None or len(line) <= width else line[: max(1, width - 1)] + "…"
+
+
+def _wrapped(text: str, width: int | None) -> str:
+    """Prose within ``width``: wrapped at spaces, a word longer than a line clipped."""
+    if width is None:
+        return text
+    lines = []
+    for line in text.splitlines():
+        pieces = textwrap.wrap(line, width, subsequent_indent="    ", break_long_words=False)
+        lines += [fit(piece, width) for piece in pieces or [""]]
+    return "\n".join(lines)
 
 
 def terminal_width(verbose: bool) -> int | None:
@@ -32,10 +44,14 @@ def terminal_width(verbose: bool) -> int | None:
     return None if verbose else max(40, shutil.get_terminal_size((100, 24)).columns)
 
 
-def _note(result: Result) -> str:
+def _note(result: Result, room: int | None = None) -> str:
+    """What the tests did; a kill names its failing tests first, then as much of the first failure's
+    message as ``room`` leaves (the test names are never cut for it)."""
     if result.verdict == KILLED:
-        message = _clip(result.first_failure[1]) if result.first_failure else ""
-        return f"failed: {', '.join(result.failed_tests)}" + (f" -- {message}" if message else "")
+        names = ", ".join(result.failed_tests)
+        limit = 160 if room is None else room - len(names) - len(" -- ")
+        message = result.first_failure[1] if result.first_failure and limit >= 10 else ""
+        return names + (f" -- {_clip(message, limit)}" if message else "")
     if result.missing_killed_by:
         return f"should have failed and did not: {', '.join(result.missing_killed_by)}"
     if result.verdict == NOT_EXERCISED:
@@ -43,11 +59,11 @@ def _note(result: Result) -> str:
     return result.detail or ""
 
 
-def _clip(text: str, limit: int = 160) -> str:
+def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _finding_details(result: Result) -> str:
+def _finding_details(result: Result, width: int | None = None) -> str:
     spec = result.mutant.spec
     lines = [
         f"=== {spec.id}: {result.verdict} ===",
@@ -63,7 +79,8 @@ def _finding_details(result: Result) -> str:
         lines.append(f"first failure: {result.first_failure[0]}: {result.first_failure[1]}")
     if result.detail:
         lines.append(f"detail: {result.detail}")
-    return "\n".join(lines) + "\n" + result.mutant.diff
+    diff = "".join(fit(line, width) + "\n" for line in result.mutant.diff.splitlines())
+    return _wrapped("\n".join(lines), width) + "\n" + (diff if width is not None else result.mutant.diff)
 
 
 def kill_matrix(results: Sequence[Result], width: int | None = None) -> str:
@@ -72,13 +89,13 @@ def kill_matrix(results: Sequence[Result], width: int | None = None) -> str:
     unmatched = {
         e for r in results for e in r.missing_killed_by if not any(entry_matches(e, t) for t in failed)
     }
-    legend = [_fit(f"  {i:>3}: {r.mutant.spec.id}", width) for i, r in enumerate(results, start=1)]
+    legend = [fit(f"  {i:>3}: {r.mutant.spec.id}", width) for i, r in enumerate(results, start=1)]
     # one character per mutant, in legend order, then the test: the grid stays narrow, the name is clipped
     rows = [["".join(_matrix_cell(test, r) for r in results), test] for test in sorted(failed | unmatched)]
     ruler = "".join(str(i % 10) for i in range(1, len(results) + 1))
     key = "K = killed_by test failed, x = other test failed, - = killed_by test did not fail, . = passed"
     return "\n".join(
-        [_fit("Kill matrix (" + key + "):", width), *legend, table_text([ruler, "test"], rows, width)]
+        [fit("Kill matrix (" + key + "):", width), *legend, table_text([ruler, "test"], rows, width)]
     )
 
 
@@ -89,20 +106,27 @@ def _matrix_cell(test: str, result: Result) -> str:
 
 
 def render(report: RunReport, width: int | None = None) -> str:
+    headers = ["mutant", "verdict", "time", "tests"]
     rows = [
-        [r.mutant.spec.id + (" (canary)" if r.canary else ""), r.verdict, f"{r.seconds:.1f}s", _note(r)]
+        [r.mutant.spec.id + (" (canary)" if r.canary else ""), r.verdict, f"{r.seconds:.1f}s"]
         for r in report.results
     ]
-    parts = [table_text(["mutant", "verdict", "time", "tests"], rows, width)]
-    parts += [_finding_details(r) for r in report.results if r.is_finding]
+    lead = sum(max(len(row[i]) for row in [headers, *rows]) + 2 for i in range(3))
+    room = None if width is None else width - lead
+    rows = [[*row, _note(r, room)] for row, r in zip(rows, report.results, strict=True)]
+    parts = [table_text(headers, rows, width)]
+    parts += [_finding_details(r, width) for r in report.results if r.is_finding]
     if report.full:
         parts.append(kill_matrix(report.results, width))
     counts = {v: sum(r.verdict == v for r in report.results) for v in VERDICTS}
     summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     status = "OK" if report.exit_code == EXIT_OK else "FAIL"
     parts.append(
-        f"critical mutants ({report.runtime} runtime, {report.engine} engine): {len(report.results)} run, "
-        f"{summary}{_reused(report)} in {report.seconds:.1f}s -> {status} (exit {report.exit_code})"
+        _wrapped(
+            f"critical mutants ({report.runtime} runtime, {report.engine} engine): {len(report.results)} "
+            f"run, {summary}{_reused(report)} in {report.seconds:.1f}s -> {status} (exit {report.exit_code})",
+            width,
+        )
     )
     return "\n\n".join(parts)
 

@@ -16,7 +16,8 @@
 
 The store defaults to reports/mutation-store.json. Exit status: 0 done (for gate: it passes); 1 a finding
 (gate: a survivor nobody reviewed, a stale or refuted review, a critical mutant alive; run: the catalogue
-found a critical mutant alive; run --changed-since: a selected mutant not killed); 2 bad input, with one
+found a critical mutant alive; run --changed-since: a test red on the unmutated tree, or a selected mutant
+not killed); 2 bad input, with one
 line saying what and where, and the store as it was (for run: as the engines before the one that failed
 left it).
 """
@@ -28,12 +29,11 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import scoped, side_by_side
+from . import proof
 from . import store as stores
 from .engines import ENGINES, REGISTRY_ERROR, RunOptions, engine_of
 
@@ -103,66 +103,11 @@ def _earlier(held: stores.Store, args: argparse.Namespace, scratch: Path) -> dic
 
 def _run_scoped(args: argparse.Namespace, names: list[str]) -> int:
     """Every engine scoped to the change since ``--changed-since``, judged here; the store is not touched."""
-    from mutation_changes import verify_ref
-    from mutation_io import InputError
-    from mutation_sweep.config import ConfigError
-    from mutation_sweep.results import ResultsError
-
     if args.shard:
         raise UsageError("--changed-since runs what the change selects, whole: give no --shard")
-    try:
-        verify_ref(args.changed_since, Path.cwd())  # before any engine starts
-    except InputError as exc:
-        raise UsageError(str(exc)) from exc
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    config = args.config or Path("mutation_config.toml")
-    verdicts = []
     held = stores.load_or_empty(args.store)
-    outs = {name: args.out_dir / f"{name}.json" for name in names}
-    for out in outs.values():
-        out.unlink(missing_ok=True)  # an earlier change's results are not this one's
     with tempfile.TemporaryDirectory(prefix="guard-mutation-") as scratch:
-        earlier = _earlier(held, args, Path(scratch))
-        options = RunOptions(jobs=args.jobs, changed_since=args.changed_since, reuse=earlier)
-        if len(names) > 1:
-            ended = side_by_side.run(names, options, outs)
-        else:
-            started = time.monotonic()
-            ended = {names[0]: (ENGINES[names[0]].run(options, outs[names[0]]), time.monotonic() - started)}
-    for name in names:
-        code, took = ended[name]
-        if code not in (0, 1):
-            raise UsageError(f"{name} did not run to the end (exit status {code})")
-        out = outs[name]
-        try:
-            judged = ENGINES[name].judge_scoped(out, config) if out.exists() else scoped.Judged(name)
-        except (InputError, ResultsError, ConfigError) as exc:
-            raise UsageError(f"{name}: {exc}") from exc
-        verdicts.append(judged)
-        sys.stdout.write(f"guard-mutation: {judged.describe()} ({took:.1f}s)\n")
-    alive = [line for judged in verdicts for line in judged.not_killed]
-    if args.markdown is not None:
-        change = _change_seen(args.changed_since, config)
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(scoped.markdown(change, verdicts), encoding="utf-8")
-    sys.stdout.writelines(f"  not killed: {line}\n" for line in alive)
-    if not any(j.total for j in verdicts):
-        sys.stdout.write(f"guard-mutation: nothing changed since {args.changed_since} needs judging\n")
-    return 1 if alive else 0
-
-
-def _change_seen(ref: str, config: Path) -> str:
-    """The change as the engines see it: in the package they mutate and the tests they run."""
-    from mutation_changes import changed_since
-    from mutation_sweep.config import ConfigError, load, test_paths
-
-    found = changed_since(ref, Path.cwd())
-    try:
-        cfg = load(config)
-    except ConfigError:
-        return found.describe()
-    tests = test_paths(cfg.pytest_args, Path.cwd())
-    return found.within([f for f in found.lines if f.startswith(f"{cfg.package}/")], tests).describe()
+        return proof.run(args, names, _earlier(held, args, Path(scratch)))
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -310,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
-    except (UsageError, stores.StoreError) as exc:
+    except (UsageError, proof.ProofError, stores.StoreError) as exc:
         sys.stderr.write(f"guard-mutation: error: {exc}\n")
         return EXIT_BAD_INPUT
     except BrokenPipeError:

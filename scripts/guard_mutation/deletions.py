@@ -76,11 +76,7 @@ def _judge(results: Path, config: Path) -> Judged:
     skipped = sum(r.outcome.status == "invalid" for r in records)
     survived = [r for r in records if r.outcome.status == "survived"]
     reviewed = [r for r in survived if (r.mutant.scope, r.mutant.original) in reviews]
-    alive = tuple(
-        f"{r.mutant.id} ({r.mutant.file}:{r.mutant.line} {r.mutant.scope}): survived"
-        for r in survived
-        if r not in reviewed
-    )
+    alive = tuple(r for r in survived if r not in reviewed)
     return Judged(NAME, killed, len(reviewed), skipped, alive)
 
 

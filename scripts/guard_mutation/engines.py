@@ -136,11 +136,7 @@ def _catalogue_judge(results: Path, config: Path) -> Judged:
     from mutation_records import read_critical
 
     records = read_critical(results).records
-    alive = tuple(
-        f"{r.mutant.id} ({r.mutant.file} {r.mutant.scope}): {r.outcome.status}"
-        for r in records
-        if r.outcome.status != "killed"
-    )
+    alive = tuple(r for r in records if r.outcome.status != "killed")
     return Judged("catalogue", killed=len(records) - len(alive), not_killed=alive)
 
 
@@ -199,11 +195,7 @@ def _mutmut_judge(results: Path, config: Path) -> Judged:
         for r in rest
         if r.outcome.status == "survived" and any(equivalent_matches(e, r.mutant) for e in reviews)
     ]
-    alive = tuple(
-        f"{r.mutant.id} ({r.mutant.file}:{r.mutant.line}): {r.outcome.status}"
-        for r in rest
-        if r not in reviewed
-    )
+    alive = tuple(r for r in rest if r not in reviewed)
     return Judged("mutmut", killed, len(reviewed), skipped, alive)
 
 
@@ -255,11 +247,7 @@ def _sweep_judge(results: Path, config: Path) -> Judged:
     skipped = sum(r.outcome.status == INVALID for r in found)
     rest = [r for r in found if r.outcome.status not in (KILLED, TIMEOUT, INVALID)]
     reviewed = [r for r in rest if any(e.matches(r.mutant) for e in reviews)]
-    alive = tuple(
-        f"{r.mutant.id} ({r.mutant.file}:{r.mutant.line} {r.mutant.operator}): {r.outcome.status}"
-        for r in rest
-        if r not in reviewed
-    )
+    alive = tuple(r for r in rest if r not in reviewed)
     return Judged("sweep", killed, len(reviewed), skipped, alive)
 
 

@@ -9,6 +9,10 @@ never replaces a whole run there); each engine's lie in a folder of their own. E
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mutation_model import Record
 
 
 @dataclass(frozen=True)
@@ -17,7 +21,7 @@ class Judged:
     killed: int = 0
     reviewed: int = 0
     skipped: int = 0
-    not_killed: tuple[str, ...] = field(default_factory=tuple)  # one line each: id and where
+    not_killed: tuple[Record, ...] = field(default_factory=tuple)
 
     @property
     def total(self) -> int:
@@ -33,14 +37,15 @@ class Judged:
         )
 
 
-def markdown(change: str, verdicts: list[Judged]) -> str:
-    """The proof of a change as a job's summary: what changed, each engine's count, what was not killed."""
+def markdown(change: str, verdicts: list[Judged], alive: list[list[str]]) -> str:
+    """The proof of a change as a job's summary: what changed, each engine's count, what was not killed
+    (each as ``proof.shown`` says it: a line, its diff, and whether it reverses the change)."""
     rows = [
         f"| {j.engine} | {j.total} | {j.killed} | {j.reviewed} | {len(j.not_killed)} | {j.skipped} |"
         for j in verdicts
     ]
-    alive = [f"- `{line}`" for j in verdicts for line in j.not_killed]
     verdict = "**not killed: a finding**" if alive else "every selected mutant killed or reviewed"
+    shown = [f"```diff\n{chr(10).join(line[2:] for line in lines)}\n```" for lines in alive]
     return "\n".join(
         [
             "## The proof of this change",
@@ -52,7 +57,7 @@ def markdown(change: str, verdicts: list[Judged]) -> str:
             *rows,
             "",
             verdict,
-            *(["", *alive] if alive else []),
+            *(["", *shown] if alive else []),
             "",
         ]
     )

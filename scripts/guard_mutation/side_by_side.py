@@ -38,9 +38,10 @@ def _one(name: str, options: RunOptions, out: Path, log: Path) -> None:
 
 def run(names: Sequence[str], options: RunOptions, outs: Mapping[str, Path]) -> dict[str, tuple[int, float]]:
     """Run each engine into ``outs[name]``, all at once: {name: (exit status, seconds)}. Each engine's
-    output is written out whole, under its name, as soon as it ends. Each engine takes the workers it
-    would alone (``options.jobs``, else its own default): one that selected nothing ends at once and
-    leaves the cores to the rest, and the limits of a whole-suite job allow for the sharing."""
+    output goes to its log (``outs[name]`` as ``.log``) and is written out whole, under its name, as soon
+    as it ends, unless it failed: its log is then named, and the caller says it failed. Each engine takes
+    the workers it would alone (``options.jobs``, else its own default): one that selected nothing ends at
+    once and leaves the cores to the rest, and the limits of a whole-suite job allow for the sharing."""
     fork = multiprocessing.get_context("fork")
     started = time.monotonic()
     running: dict[int, tuple[str, ForkProcess, Path]] = {}
@@ -49,10 +50,11 @@ def run(names: Sequence[str], options: RunOptions, outs: Mapping[str, Path]) -> 
         process = fork.Process(target=_one, args=(name, options, outs[name], log), name=name)
         process.start()
         running[process.sentinel] = (name, process, log)
-    sys.stdout.write(
-        f"guard-mutation: {', '.join(names)} side by side; each one's output follows as it ends\n"
-    )
-    sys.stdout.flush()
+    if len(names) > 1:
+        sys.stdout.write(
+            f"guard-mutation: {', '.join(names)} side by side; each one's output follows as it ends\n"
+        )
+        sys.stdout.flush()
     ended: dict[str, tuple[int, float]] = {}
     while running:
         for sentinel in wait(list(running)):
@@ -60,10 +62,13 @@ def run(names: Sequence[str], options: RunOptions, outs: Mapping[str, Path]) -> 
             name, process, log = running.pop(sentinel)
             process.join()
             took = time.monotonic() - started
+            code = process.exitcode if process.exitcode is not None else 2
             text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+            if code not in (0, 1):
+                text = f"ended with exit status {code}; its output: {log}"
             sys.stdout.write(f"--- {name} ({took:.1f}s) ---\n{text}")
             if text and not text.endswith("\n"):
                 sys.stdout.write("\n")
             sys.stdout.flush()
-            ended[name] = (process.exitcode if process.exitcode is not None else 2, took)
+            ended[name] = (code, took)
     return ended

@@ -317,8 +317,9 @@ def test_close_is_idempotent(sim: SimulatedRuntime) -> None:
     select(sim, 2)
     sim.calls.clear()
     guard.close()
-    with guard:
-        pass
+    # Entering it now would run the body on whatever device the thread is on: refused, with no call.
+    with pytest.raises(GuardError, match="was closed or taken, so it selects no device"), guard:
+        pytest.fail("the body of a closed guard ran")
     assert sim.calls == []
     assert current(sim) == 2
 

@@ -665,6 +665,7 @@ def test_a_subclass_of_device_takes_arguments_of_its_own(sim: SimulatedRuntime) 
 
     with Tagged(1, "backend") as borrow:
         assert sim.current_device == 1
+    assert isinstance(borrow, Tagged)
     assert (type(borrow), borrow.tag, sim.current_device) == (Tagged, "backend", 0)
 
 

@@ -48,8 +48,10 @@ PUBLIC = {
     # not public: what the two implementations share, the core included
     "guard_lib._shared": [
         "as_int",
+        "closed_guard",
         "cuda_error",
         "logger",
+        "not_owner",
         "refuse_undecoratable",
         "restore",
         "restore_failed",
@@ -62,6 +64,7 @@ PUBLIC = {
         "RUNTIME_ENV",
         "CudaRuntime",
         "DeviceRuntime",
+        "RuntimeChoice",
         "SimulatedRuntime",
         "get_runtime",
         "runtime_from_spec",

@@ -15,8 +15,8 @@ import pytest
 
 import guard_lib
 import guard_lib.runtime as runtime_module
-from guard_lib import DeviceGuard, GuardError
-from guard_lib.cuda_errors import INVALID_DEVICE, LAUNCH_FAILURE, error_name
+from guard_lib import DeviceGuard, GuardError, device
+from guard_lib.cuda_errors import INVALID_DEVICE, LAUNCH_FAILURE, NO_DEVICE, error_name
 from guard_lib.runtime import (
     RUNTIME_ENV,
     CudaRuntime,
@@ -426,10 +426,23 @@ def test_use_runtime_rejects_what_is_not_a_runtime() -> None:
         pass
 
 
-def test_simulated_runtime_with_no_devices_refuses_every_selection() -> None:
+def test_simulated_runtime_with_no_devices_answers_as_cuda_with_none() -> None:
     sim = SimulatedRuntime(device_count=0)
-    assert sim.get_device_count() == (0, 0)
-    assert sim.set_device(0) == (INVALID_DEVICE,)
+    assert sim.get_device_count() == (NO_DEVICE, 0)
+    assert sim.get_device() == (NO_DEVICE, None)
+    assert sim.set_device(0) == (NO_DEVICE,)
+    assert sim.get_last_error() == (NO_DEVICE,)
+    # A guard selects nothing there, device 0 included, and says why as it would on CUDA.
+    for index in (0, 1):
+        error = refusal(DeviceGuard.create(index, runtime=sim))
+        assert str(error) == (
+            "cannot read the current CUDA device: no CUDA driver or device was found (cudaErrorNoDevice)"
+        )
+        assert error.code == NO_DEVICE
+        with pytest.raises(GuardError, match="cudaErrorNoDevice"), device(index, runtime=sim):
+            pytest.fail("a body ran on a runtime with no device")
+    assert [name for name, _ in sim.calls if name == "set_device"] == ["set_device"]
+    assert sim.contexts == set()
 
 
 def test_failed_queries_answer_no_value_and_are_logged() -> None:

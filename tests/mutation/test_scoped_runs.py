@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Collection
 from pathlib import Path
 
@@ -12,7 +14,7 @@ from critical_harness.model import MutantSpec
 from critical_harness.scope import by_change as catalogue_by_change
 from critical_harness.scope import edited_lines
 from guard_mutation import cli, engines
-from mutation_changes import Changes
+from mutation_changes import Changes, verify_ref
 from mutation_sweep import select_tests
 from mutation_sweep.scope import by_change as sweep_by_change
 from mutation_sweep.work_item import Mutant
@@ -124,6 +126,7 @@ def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
     config = tmp_path / "mutation_config.toml"
     config.write_text("[gate]\n" + REVIEWED, encoding="utf-8")
     store = tmp_path / "store.json"
+    monkeypatch.chdir(_changed_repo(tmp_path / "repo"))
     argv = ["run", "--changed-since", "HEAD", "--out-dir", str(tmp_path / "scoped"), "--config", str(config)]
     assert cli.main([*argv, "--store", str(store)]) == 1
     out = capsys.readouterr().out
@@ -140,7 +143,7 @@ def test_a_scoped_run_judges_every_engine_at_once_and_leaves_the_store_alone(
     assert {"--- mutmut (", "--- sweep (", "--- catalogue ("} <= {
         line[: len(line.split("(")[0]) + 1] for line in out.splitlines()
     }
-    assert f"  not killed: {F}3 (pkg/mod.py:2): survived" in out
+    assert f"  not killed: {F}3 (pkg/mod.py:2 f): survived" in out
     assert not store.exists()
     mutants.pop()
     summary = tmp_path / "summary.md"
@@ -182,3 +185,173 @@ def test_each_engine_refuses_a_ref_that_names_no_commit(
     assert "--changed-since 'no-such-ref': not a commit" in caplog.text
     assert catalogue.main(["run", "--changed-since", "no-such-ref"]) == 2
     assert "--changed-since 'no-such-ref': not a commit" in capsys.readouterr().err
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def _changed_repo(repo: Path) -> Path:
+    """A git repository with a change not committed yet."""
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "m.py").write_text("def f(a):\n    return a + 1\n", encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    (repo / "pkg" / "m.py").write_text("def f(a):\n    return a - 1\n", encoding="utf-8")
+    return repo
+
+
+def test_a_ref_that_is_the_checked_out_commit_of_a_clean_tree_compares_nothing_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A bug committed on main, main checked out: "since main" would find nothing, a false green.
+    _changed_repo(tmp_path)
+    _git(tmp_path, "branch", "-M", "main")
+    _git(tmp_path, "commit", "-qam", "a bug")
+    monkeypatch.chdir(tmp_path)
+    for ref in ("main", "HEAD"):
+        assert cli.main(["run", "--changed-since", ref, "--out-dir", "scoped"]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"guard-mutation: error: --changed-since {ref}: {ref} is the checked-out commit, so nothing is "
+            "compared: name the commit the change started from, such as origin/main or HEAD~1\n"
+        )
+    assert not (tmp_path / "scoped").exists()
+    # uncommitted changes: HEAD is what they are compared with
+    (tmp_path / "pkg" / "m.py").write_text("def f(a):\n    return a * 1\n", encoding="utf-8")
+    assert verify_ref("HEAD", tmp_path) == _git(tmp_path, "rev-parse", "HEAD").strip()
+    assert verify_ref("main~1", tmp_path) == _git(tmp_path, "rev-parse", "main~1").strip()
+
+
+def test_a_ref_that_names_no_commit_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(tmp_path, "init", "-q")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", "--changed-since", "origin/nowhere"]) == 2  # a repository with no commit yet
+    captured = capsys.readouterr()
+    assert captured.err.startswith("guard-mutation: error: --changed-since 'origin/nowhere': not a commit")
+    assert captured.err.count("\n") == 1
+    assert "Traceback" not in captured.out + captured.err
+
+
+def _project(root: Path, before: str, after: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A project whose ``pkg/mod.py`` was ``before`` at HEAD~1 and is ``after`` at HEAD, its tests and its
+    config; every engine faked, each writing what it was asked. The command line of its proof."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pkg" / "mod.py").write_text(before, encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_mod.py").write_text(
+        "import pytest\n\nfrom pkg.mod import f\n\n\n"
+        "def test_one_and_nothing():\n    assert f(1, 0) == 1\n\n\n"
+        '@pytest.mark.parametrize("b", [1])\ndef test_sum(b):\n    assert f(2, b) == 3\n',
+        encoding="utf-8",
+    )
+    (root / "mutation_config.toml").write_text(
+        '[sweep]\npackage = "pkg"\npytest_args = ["tests"]\n', encoding="utf-8"
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "base")
+    (root / "pkg" / "mod.py").write_text(after, encoding="utf-8")
+    _git(root, "commit", "-qam", "the change")
+    monkeypatch.chdir(root)
+
+    def nothing(options: engines.RunOptions, out: Path) -> int:
+        Path(f"asked-{out.stem}").write_text(str(options.changed_since), encoding="utf-8")
+        return 0
+
+    for name in engines.ENGINES:
+        monkeypatch.setitem(engines.ENGINES, name, _engine(name, nothing))
+    return ["run", "--changed-since", "HEAD~1", "--markdown", "reports/scoped/summary.md"]
+
+
+def test_a_red_change_stops_before_any_mutant_and_names_its_failing_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _project(
+        tmp_path, "def f(a, b):\n    return a + b\n", "def f(a, b):\n    return a - b\n", monkeypatch
+    )
+    summary = tmp_path / "reports" / "scoped" / "summary.md"
+    summary.parent.mkdir(parents=True)
+    summary.write_text("every selected mutant killed or reviewed\n", encoding="utf-8")  # a green run's
+    assert cli.main(argv) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[-2:] == [
+        "  failed: tests/test_mod.py::test_sum[1]",
+        "guard-mutation: run one again: GUARD_LIB_IMPL=python "
+        "python -m pytest 'tests/test_mod.py::test_sum[1]'",
+    ]
+    assert "the tests fail on the unmutated tree" in out
+    assert "reports/scoped/baseline.log" in out
+    assert "test_sum" in (tmp_path / "reports" / "scoped" / "baseline.log").read_text(encoding="utf-8")
+    assert not summary.exists()
+    assert not list(tmp_path.glob("asked-*"))  # no engine ran
+
+
+def test_an_engine_that_fails_is_named_with_its_log_and_no_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _project(
+        tmp_path, "def f(a, b):\n    return b + a\n", "def f(a, b):\n    return a + b\n", monkeypatch
+    )
+
+    def fails(options: engines.RunOptions, out: Path) -> int:
+        sys.stdout.write("Traceback (most recent call last):\n  ...\nRuntimeError: mutmut's own\n")
+        return 2
+
+    monkeypatch.setitem(engines.ENGINES, "mutmut", _engine("mutmut", fails))
+    assert cli.main(argv) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    assert captured.err == (
+        "guard-mutation: error: mutmut did not run to the end (exit status 2); "
+        "its output: reports/scoped/mutmut.log\n"
+    )
+    assert "RuntimeError: mutmut's own" in (tmp_path / "reports/scoped/mutmut.log").read_text("utf-8")
+
+
+def test_a_mutant_not_killed_is_shown_with_its_diff_and_whether_it_only_reverses_the_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # f(a, b) was a - b and is a + b: the tests (f(1, 0) == 1, f(2, 1) == 3) pin the change. The mutant
+    # that makes it a - b again reverses it; a * b does not.
+    argv = _project(
+        tmp_path, "def f(a, b):\n    return a - b\n", "def f(a, b):\n    return a + b\n", monkeypatch
+    )
+    argv[-1:] = ["reports/scoped/summary.md", "mutmut"]
+    survivors = [
+        _scripts.mutant(F + "1", "survived"),
+        _scripts.mutant(F + "2", "survived", added="return a * b"),
+    ]
+
+    def mutmut(options: engines.RunOptions, out: Path) -> int:
+        _scripts.results_file(
+            out, survivors, scope={"kind": "changed-since", "ref": "HEAD~1", "functions": []}
+        )
+        return 0
+
+    monkeypatch.setitem(engines.ENGINES, "mutmut", _engine("mutmut", mutmut))
+    assert cli.main(argv) == 1
+    out = capsys.readouterr().out
+    first, second = out.split("  not killed: ")[1:]
+    assert first.splitlines()[0] == f"{F}1 (pkg/mod.py:2 f): survived"
+    assert "    -    return a + b" in first.splitlines()
+    assert "    +    return a - b" in first.splitlines()
+    assert first.splitlines()[-1] == (
+        "    it only reverses the change: the change itself is what the tests cannot tell apart: add a test "
+        "that pins it, or review it as equivalent in mutation_config.toml with a reason"
+    )
+    assert "    +    return a * b" in second.splitlines()
+    assert "reverses" not in second
+    summary = (tmp_path / "reports/scoped/summary.md").read_text(encoding="utf-8")
+    assert "+    return a - b" in summary
+    assert "it only reverses the change" in summary

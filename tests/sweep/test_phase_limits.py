@@ -65,7 +65,9 @@ def test_each_job_carries_the_seconds_of_its_longest_phase(tmp_path: Path) -> No
     assert selection.phase_seconds(mapping, ("u.py::untimed",)) == 9.0
 
 
-# A fresh interpreter: the runners fork, which a forking pytest process would confuse.
+# A fresh interpreter: the runners fork, which a forking pytest process would confuse. Each job's limit is
+# recorded as the runners ask for it; nothing is timed: the mutants 3 and 5 hang until they are stopped,
+# the others end at once.
 PROGRAM = """
 import json, sys
 from pathlib import Path
@@ -73,18 +75,26 @@ from mutation_sweep.runners import forked, warm
 from mutation_sweep.work_item import Mutant
 
 root = Path(sys.argv[1])
-source = (root / "pkg" / "mod.py").read_text().replace("x * 2", "x * 3")
+source = (root / "pkg" / "mod.py").read_text()
+limits = {}
+real_limit_s = forked.limit_s
+
+def limit_s(job, timeout_s):
+    limits[job.mutant.mutated] = real_limit_s(job, timeout_s)
+    return limits[job.mutant.mutated]
+
+forked.limit_s = limit_s
 
 def job(new, expected, fit):
     mutant = Mutant("pkg/mod.py", "double", "replace-value", "2", new, 2, 2)
     return forked.Job(
-        mutant, "pkg.mod", source, ("tests/test_a.py::test_slowly",), ("tests/test_a.py",),
-        warm=fit, expected_s=expected,
+        mutant, "pkg.mod", source.replace("x * 2", f"x * {new}"), ("tests/test_a.py::test_slowly",),
+        ("tests/test_a.py",), warm=fit, expected_s=expected,
     )
 
 jobs = [job("3", 0.0, False), job("4", 2.0, False), job("5", 0.0, True), job("6", 2.0, True)]
 results = warm.run(jobs, root, ["tests", "-q"], parallel=1, timeout_s=1.0, preload=(), on_result=print)
-print(json.dumps({r.mutant.mutated: r.verdict for r in results}))
+print(json.dumps([{r.mutant.mutated: r.verdict for r in results}, limits]))
 """
 
 
@@ -95,14 +105,16 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "pkg" / "mod.py").write_text("def double(x):\n    return x * 2\n", encoding="utf-8")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text(
-        "import time\n\nfrom pkg import mod\n\n\n"
-        "def test_slowly():\n    time.sleep(2.0)\n    mod.double(1)\n",
+        "import threading\n\nfrom pkg import mod\n\n\n"
+        "def test_slowly():\n    if mod.double(1) in (3, 5):\n        threading.Event().wait()\n",
         encoding="utf-8",
     )
     return tmp_path
 
 
 def test_a_slow_phase_within_its_maps_time_survives_forked_and_warm(project: Path) -> None:
-    found = answer(PROGRAM, [str(project)], cwd=project, env=beside(project))
-    # 2 s of test: past the configured 1 s, within twice the 2 s the map measured
-    assert found == {"3": "timeout", "4": "survived", "5": "timeout", "6": "survived"}
+    verdicts, limits = answer(PROGRAM, [str(project)], cwd=project, env=beside(project))
+    # forked (3, 4) and warm (5, 6), each phase is given the configured 1 s, or twice the 2 s its tests
+    # took in the map's run
+    assert limits == {"3": 1.0, "4": 4.0, "5": 1.0, "6": 4.0}
+    assert verdicts == {"3": "timeout", "4": "survived", "5": "timeout", "6": "survived"}
