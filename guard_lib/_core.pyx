@@ -1,13 +1,10 @@
 # cython: language_level=3, binding=True, embedsignature=False
-"""The compiled core: ``DeviceGuard`` and ``device`` with the reference's behaviour, at C speed.
+"""The compiled core: ``DeviceGuard`` and ``device`` doing what the reference ``device_guard.py`` does, in
+the same order, with ``_shared.py``'s messages and slow paths, at C speed.
 
-``device_guard.py`` is the reference; this file does what it does, in the same order. The messages and the
-slow paths both use are ``_shared.py``'s, called where the reference calls them.
-
-A runtime that offers its C entry points (``c_entry_points()``: two capsules named by the C signatures
-below) is called through them, but only while the ``get_device`` or ``set_device`` read at that call is
-the one the runtime had when it was asked: every call reads the method as the reference does, so a
-replacement, by anyone at any time, is the one called. Any other runtime is called from Python.
+A runtime that offers C entry points (``c_entry_points()``: two capsules named by the C signatures below)
+is called through them only while the method read at that call, as the reference reads it, is the one it
+had when asked: a replacement, by anyone at any time, is the one called. Else it is called from Python.
 """
 
 cimport cython
@@ -46,17 +43,14 @@ cdef object _get_runtime = _runtime_module.get_runtime
 cdef dict _runtime_globals = _runtime_module.__dict__
 cdef object _warn = warnings.warn  # bound at import: shutdown may clear module globals before a finaliser
 cdef object _MAKE = object()  # what create passes to a guard's allocation, which refuses any other call
-# Python 3.13 names the type in an unset slot's AttributeError by its qualified name, after its module
-# unless that is builtins or __main__.
+# 3.13 names the type in an unset slot's AttributeError by its qualified name, after a module not builtins.
 cdef bint _QUALIFIED_NAMES = sys.version_info >= (3, 13)
 # From 3.12 a function carries __type_params__, which functools.wraps copies where the wrapped has them.
 cdef bint _TYPE_PARAMS = sys.version_info >= (3, 12)
 
-
 cdef inline unsigned long long _token() noexcept:
     # The thread state's id, which the interpreter never hands out twice (a thread's id is reused).
     return PyThreadState_GetID(PyThreadState_Get())
-
 
 cdef str _type_name(object obj):
     """The type of ``obj`` as Python names it where an attribute of the object is missing."""
@@ -65,22 +59,18 @@ cdef str _type_name(object obj):
         return f"{cls.__module__}.{cls.__qualname__}"
     return cls.__qualname__ if _QUALIFIED_NAMES else cls.__name__
 
-
 cdef inline int _mine(object obj, type cls, str method) except -1:
-    # A method read from the class can be called on anything, and Cython's does not check what: refused
-    # here, as Python's own method descriptors refuse, before any field is touched.
+    # Cython's methods read from the class take any self: refused as Python's are, before a field is read.
     if not isinstance(obj, cls):
         raise TypeError(f"descriptor '{method}' for '{cls.__name__}' objects doesn't apply to a "
                         f"'{type(obj).__name__}' object")
     return 0
-
 
 cdef inline PyObject *_key(object method, object runtime) noexcept:
     # A method read from the class is bound afresh at every read: it is known by its function.
     if PyMethod_Check(method) and PyMethod_GET_SELF(method) == <PyObject *>runtime:
         return PyMethod_GET_FUNCTION(method)
     return <PyObject *>method
-
 
 @cython.final
 cdef class _Offer:
@@ -106,22 +96,18 @@ cdef class _Offer:
                 return False
         return target == _key(method, runtime)
 
-
 cdef _Offer _cached = None
-
 
 cdef void *_pointer(object capsule, const char *signature) except? NULL:
     # Only this exact signature: one with an exception clause could leave a Python error set.
     cdef const char *name = PyCapsule_GetName(capsule) if PyCapsule_CheckExact(capsule) else NULL
     return PyCapsule_GetPointer(capsule, name) if name != NULL and strcmp(name, signature) == 0 else NULL
 
-
 cdef inline _Offer _offer_of(object runtime, object get):
     cdef _Offer offer = _cached
     if offer is not None and PyWeakref_GET_OBJECT(offer.runtime) == <PyObject *>runtime:
         return offer
     return _ask(runtime, get)
-
 
 cdef _Offer _ask(object runtime, object get):
     """Ask for the runtime's entry points, which speak for ``get`` (just read) and ``set_device`` as now."""
@@ -156,8 +142,7 @@ cdef _Offer _ask(object runtime, object get):
             try:
                 weak_get, weak_set = PyWeakref_NewRef(get_key, None), PyWeakref_NewRef(set_key, None)
             except TypeError:
-                # Held strongly, they could keep the runtime alive: this offer serves this borrow alone,
-                # and the runtime is called from Python from now on.
+                # Held strongly, they could keep the runtime alive: this borrow alone uses C, later ones Python.
                 _cached = _Offer()
                 _cached.runtime, offer.runtime = offer.runtime, None
                 return offer
@@ -165,7 +150,6 @@ cdef _Offer _ask(object runtime, object get):
     if offer.runtime is not None:
         _cached = offer
     return offer
-
 
 cdef class _Outcome:
     """What ``Ok`` and ``Err`` share: whether the caller has looked."""
@@ -182,11 +166,9 @@ cdef class _Outcome:
     def _checked(self, bint checked):
         self._unchecked = not checked
 
-    def __del__(self):
-        # There is no frame of this finaliser for the warning to skip: the default level is the drop.
+    def __del__(self):  # no frame of this finaliser to skip: the default stack level is the drop
         if self._unchecked:
             _warn(f"{self!r} was dropped without being checked", UncheckedResultWarning, stacklevel=1)
-
 
 cdef class Ok(_Outcome):
     """The success of an operation, holding its value."""
@@ -223,7 +205,6 @@ cdef class Ok(_Outcome):
     def __repr__(self):
         return f"Ok({self._value!r})"
 
-
 cdef class Err(_Outcome):
     """The failure of an operation, holding the GuardError that says why."""
 
@@ -258,7 +239,6 @@ cdef class Err(_Outcome):
     def __repr__(self):
         return f"Err({self._error!r})"
 
-
 @cython.auto_pickle(False)
 cdef class _Borrow:
     """What ``DeviceGuard`` and ``device`` share: the selection, and the restore that undoes it."""
@@ -275,12 +255,12 @@ cdef class _Borrow:
     cdef dict _elsewhere
     # Zero, as every new object's fields are, means nothing is owed: no set-up is needed to be safe.
     cdef bint _owes
-    # Set by create, take and device.__init__: a subclass's __init__ that skips device.__init__ leaves a
-    # borrow that the reference cannot enter or close either.
+    # Set by create, take and device.__init__: one a subclass's __init__ skipped is refused as the reference's.
     cdef bint _made
 
-    cdef int _refuse_unmade(self, str field="_restored") except -1:
-        if not self._made:
+    cdef int _refuse_unmade(self, str field="_restored", bint unread=False) except -1:
+        # As the reference's unset slot: __init__ skipped, or (unread) nothing read before the first selection.
+        if (self._runtime is None) if unread else not self._made:
             raise AttributeError(f"'{_type_name(self)}' object has no attribute '{field}'", name=field, obj=self)
         return 0
 
@@ -290,13 +270,10 @@ cdef class _Borrow:
         return not self._owes
 
     cdef object _enter(self):
-        # Only on a borrow that owes nothing: device's __enter__ refuses one entered already.
-        self._refuse_unmade()
-        requested = self._index
-        if type(requested) is int:
-            index = requested
-        else:
-            index = _shared.as_int(requested)
+        # Only on a made borrow that owes nothing: device's __enter__ refuses any other.
+        index = self._index
+        if type(index) is not int:
+            index = _shared.as_int(index)
             if isinstance(index, GuardError):
                 raise index
         # Compared in C where the index fits a C value; only a huge one takes Python's comparisons.
@@ -356,8 +333,7 @@ cdef class _Borrow:
         # Only on the owning thread: another thread's device is not this guard's to touch.
         if not self._owes or self._thread != _token():
             return 0
-        runtime = self._runtime
-        original = self._original
+        runtime, original = self._runtime, self._original
         read, now = runtime.get_device()
         if read or now != original:
             _shared.restore(runtime, original, self._current, None if read else now)
@@ -368,20 +344,14 @@ cdef class _Borrow:
     @property
     def original_device(self):
         """The device that was current before the selection, which ``close`` restores."""
-        self._refuse_unread()
+        self._refuse_unmade("_devices", True)
         return self._original
 
     @property
     def current_device(self):
         """The device that was selected."""
-        self._refuse_unread()
+        self._refuse_unmade("_devices", True)
         return self._current
-
-    cdef int _refuse_unread(self) except -1:
-        # As the reference's unset slot: nothing was read before the first selection.
-        if self._runtime is not None:
-            return 0
-        raise AttributeError(f"'{_type_name(self)}' object has no attribute '_devices'", name="_devices", obj=self)
 
     cdef int _close(self) except -1:
         cdef int c_code
@@ -394,12 +364,10 @@ cdef class _Borrow:
                 del self._elsewhere[_token()]
                 return 0
         if not self._owes:
-            if not self._made:
-                try:
-                    self._refuse_unmade()
-                except BaseException:
-                    # As the reference's settling, which trips over the same missing field.
-                    self._refuse_unmade()
+            try:
+                self._refuse_unmade()
+            except BaseException:  # as the reference's settling, which trips over the same missing field
+                self._refuse_unmade()
             return 0
         cdef _Offer offer = self._offer
         try:
@@ -430,10 +398,8 @@ cdef class _Borrow:
         # Whichever borrow of this object the calling thread holds, if any.
         if self._owes and self._thread == _token():
             self._settle()
-        elif self._elsewhere:
-            own = self._elsewhere.get(_token())
-            if own is not None:
-                (<_Borrow>own)._settle()
+        elif self._elsewhere and self._elsewhere.get(_token()) is not None:
+            (<_Borrow>self._elsewhere[_token()])._settle()
         return 0
 
     def close(self, *_exc_info):
@@ -453,7 +419,6 @@ cdef class _Borrow:
     def __reduce__(self):
         raise TypeError(f"a {type(self).__name__} cannot be pickled: it holds a thread's device selection")
 
-
 cdef DeviceGuard _make_guard(object cls):
     # Made by the guard's own allocation, as the reference's object.__new__(cls) makes it: no subclass's
     # __new__ is asked, and what is not a DeviceGuard class is refused as object.__new__ refuses it.
@@ -463,7 +428,6 @@ cdef DeviceGuard _make_guard(object cls):
     cdef DeviceGuard guard = DeviceGuard.__new__(cls, _MAKE)
     guard._made = True
     return guard
-
 
 @cython.auto_pickle(False)
 cdef class DeviceGuard(_Borrow):
@@ -478,8 +442,7 @@ cdef class DeviceGuard(_Borrow):
             raise TypeError("DeviceGuard cannot be constructed directly: use DeviceGuard.create(index)")
 
     def __init__(self, *args, **kwargs):
-        # The reference's guard has object's __init__, which on a made guard does nothing with any arguments.
-        pass
+        pass  # as object's __init__, the reference's, does on a made guard with any arguments
 
     @classmethod
     def create(cls, device_index, *, runtime=None):
@@ -510,16 +473,11 @@ cdef class DeviceGuard(_Borrow):
         """Hand the borrow to a new guard, which alone restores; this one is left looking restored."""
         _mine(self, DeviceGuard, "take")
         if not self._owes:
-            raise GuardError(
-                f"cannot take over a DeviceGuard for CUDA device {self._current}: it was closed or taken",
-                device_index=self._current,
-            )
+            raise GuardError(f"cannot take over a DeviceGuard for CUDA device {self._current}: it was closed or taken",
+                             device_index=self._current)
         if self._thread != _token():
-            raise GuardError(
-                f"cannot take over a DeviceGuard for CUDA device {self._current} from another thread: "
-                "only the thread that created it can restore its device",
-                device_index=self._current,
-            )
+            raise GuardError(f"cannot take over a DeviceGuard for CUDA device {self._current} from another thread: "
+                             "only the thread that created it can restore its device", device_index=self._current)
         cdef DeviceGuard taker = _make_guard(DeviceGuard)
         taker._runtime = self._runtime
         taker._offer = self._offer
@@ -546,8 +504,7 @@ cdef class DeviceGuard(_Borrow):
         return f"<DeviceGuard device {self._current} (restores {self._original}), {state}>"
 
     def __del__(self):
-        # No restore here: the collector may run this on any thread. There is no frame of this finaliser
-        # for the warning to skip, so it points at the drop with the default stack level.
+        # No restore: the collector may run this on any thread. The default stack level points at the drop.
         if self._owes:
             _warn(
                 f"DeviceGuard for CUDA device {self._current} was garbage-collected without close(); "
@@ -556,7 +513,6 @@ cdef class DeviceGuard(_Borrow):
                 stacklevel=1,
                 source=self,
             )
-
 
 @cython.auto_pickle(False)
 cdef class device(_Borrow):
@@ -584,16 +540,12 @@ cdef class device(_Borrow):
         _mine(self, device, "__enter__")
         self._refuse_unmade()
         cdef bint free = not self._owes
-        cdef _Borrow held = None
-        if not free and self._thread == _token():
-            held = self
-        elif self._elsewhere:
+        cdef _Borrow held = self if not free and self._thread == _token() else None
+        if held is None and self._elsewhere:
             held = self._elsewhere.get(_token())
         if held is not None and held._owes:
-            raise GuardError(
-                f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
-                device_index=held._current,
-            )
+            raise GuardError(f"guard_lib.device({self._index!r}) is already entered; it is not reentrant",
+                             device_index=held._current)
         try:
             if free:
                 return self._enter()
@@ -604,14 +556,12 @@ cdef class device(_Borrow):
             raise
 
     cdef object _enter_elsewhere(self):
-        # Another thread holds this object's borrow, and only it can restore that one: this thread's with
-        # gets a borrow of its own, which with ... as hands out and this thread's exit closes.
+        # Another thread holds this object's borrow, which only it can restore: this thread gets its own.
         cdef device borrow = device(self._index, runtime=self._requested_runtime)
         try:
             try:
                 borrow._enter()
-                if self._elsewhere is None:
-                    self._elsewhere = {}
+                self._elsewhere = {} if self._elsewhere is None else self._elsewhere
                 self._elsewhere[_token()] = borrow
                 return borrow
             except BaseException:
@@ -630,7 +580,6 @@ cdef class device(_Borrow):
             wrapper.__type_params__ = ()
         return wrapper
 
-
 cdef object _on_device(object index, object runtime, object function):
     def on_device(*args, **kwargs):
         cdef device borrow = device(index, runtime=runtime)
@@ -638,17 +587,14 @@ cdef object _on_device(object index, object runtime, object function):
         try:
             try:
                 borrow._enter()
-                # Only now may _close restore: after an enter that raised, it would restore again
-                # without looking where the thread is.
+                # Only now may _close restore: after a failed enter it would restore again without looking.
                 entered = True
                 return function(*args, **kwargs)
             finally:
                 if entered:
                     borrow._close()
         except BaseException:
-            # _enter raised still owing (the runtime raised through both of its settlings): nobody else
-            # holds the borrow, so finish here.
+            # _enter raised still owing (the runtime raised through both settlings): nobody else can finish.
             borrow._settle()
             raise
-
     return on_device
