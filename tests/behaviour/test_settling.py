@@ -169,9 +169,12 @@ def test_a_with_puts_the_thread_back_when_both_settlings_raise(flavour: str) -> 
     assert len(_restores(sim)) == 1
 
 
-def test_a_shared_devices_borrow_elsewhere_puts_the_thread_back_when_both_settlings_raise(flavour: str) -> None:
+def test_a_shared_device_borrowed_elsewhere_puts_the_thread_back_when_both_settlings_raise(
+    flavour: str,
+) -> None:
     # Another thread holds the device: this thread's with makes a borrow of its own, which it settles.
     sim = _runtime(flavour, [])
+    assert isinstance(sim, _ReadsAfterTheSwitch)
     shared = device(2, runtime=sim)
     seen: list[object] = []
 
