@@ -26,7 +26,7 @@ _SIGNATURE = re.compile(
 # A C declaration: its type words, then the name (a pointer's stars go with the type).
 _DECLARATION = re.compile(
     r"(?P<indent>\s*)cdef\s+(?:(?:public|readonly|inline|const|unsigned|signed|long|short)\s+)*"
-    r"[\w.\[\]]+(?:\s*\*+\s*|\s+)(?P<name>\w+)\s*(?P<value>=.*)?$"
+    r"[\w.\[\]]+(?:\s*\*+\s*|\s+)(?P<name>\w+)\s*(?:(?P<value>=.*)|#.*)?$"
 )
 _UNTYPED = re.compile(r"(?P<indent>\s*)cdef\s+(?P<name>\w+)\s*=")
 # A cast, <T> or <T *>, where an expression starts; blanked to spaces of its width.

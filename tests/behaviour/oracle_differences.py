@@ -15,13 +15,6 @@ DELIBERATE: dict[str, str] = {
         "beyond a C int), while offering C entry points, is seen differently by the two: such a runtime "
         "breaks its own contract (its entry points are not its methods), as CudaRuntime never does."
     ),
-    "bound-methods-of-their-own": (
-        "A borrow's bound __enter__ and __exit__ are, in the core, objects of its own type (_Bound: taken "
-        "from a freelist and called by vectorcall, so that a with block does not pay for a bound method "
-        "made and dropped), not types.MethodType. They call, compare, hash, pickle and read (__self__, "
-        "__func__, __name__, __doc__, signature, repr) as bound methods do (tests/test_bound_methods.py); "
-        "only their type differs."
-    ),
     "decorated-function-is-compiled": (
         "What @device(i) returns is, in the core, a compiled function (type cython_function_or_method), "
         "not a Python function: inspect.isfunction() is False for it and its repr says cyfunction. It is "

@@ -1172,15 +1172,6 @@ def _as_python_function(value: object) -> object:
     return value
 
 
-def _as_bound_method(value: object) -> object:
-    # The core's bound __enter__ or __exit__, described as the reference's bound method.
-    if isinstance(value, tuple):
-        if len(value) == 3 and value[:2] == ("callable", "_Bound"):
-            return ("callable", "method", value[2])
-        return tuple(_as_bound_method(item) for item in value)
-    return value
-
-
 # Python's and Cython's words for a call with arguments a function does not take.
 _ARGUMENT_REFUSAL = re.compile(
     r"\(\) (?:missing \d+ required|takes |got an unexpected keyword argument|got multiple values for)"
@@ -1209,7 +1200,6 @@ REWRITES: dict[str, Callable[[object, object], tuple[object, object]]] = {
         _rewritten(seen, _unqualified),
     ),
     "decorated-function-is-compiled": lambda oracle, seen: (oracle, _as_python_function(seen)),
-    "bound-methods-of-their-own": lambda oracle, seen: (oracle, _as_bound_method(seen)),
     "argument-error-messages": lambda oracle, seen: (
         _argument_refusals_alike(oracle),
         _argument_refusals_alike(seen),
@@ -1882,12 +1872,6 @@ DELIBERATE_SHOWN: dict[str, list[Op]] = {
     ],
     "decorated-function-is-compiled": [
         op("decorate", index="1", runtime=0, cls="device", body="devices", j=0, r=0),
-    ],
-    "bound-methods-of-their-own": [
-        op("create", index="1", runtime=0, cls="OpenGuard"),
-        op("check", h=0, how="unwrap"),
-        op("close", h=1),
-        op("keep_exit", h=1),
     ],
     "extension-type-names": [
         op("create", index="-1", runtime=0, cls="DeviceGuard"),

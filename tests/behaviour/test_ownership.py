@@ -8,6 +8,7 @@ entering it is refused too. A ``device(i)`` object may be shared: each thread's 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -186,6 +187,25 @@ def test_a_refused_borrow_of_a_shared_device_leaves_nothing_held(sim: SimulatedR
         return inside, sim.current_device
 
     assert _on_thread(refused_then_retried) == ((2, 0), None)
+    shared.__exit__(None, None, None)
+    assert sim.current_device == 0
+
+
+def test_a_threads_closed_borrow_of_a_shared_device_is_not_kept_by_it(sim: SimulatedRuntime) -> None:
+    # Each thread that ever borrowed a shared device would otherwise leave a borrow behind in it.
+    shared = device(2, runtime=sim)
+    shared.__enter__()
+
+    def borrow_once() -> tuple[int, int]:
+        with shared as borrow:
+            pass
+        alone = device(2, runtime=sim)
+        return sys.getrefcount(borrow), sys.getrefcount(alone)
+
+    # Held by this frame alone, as a device nothing else holds.
+    counts = _on_thread(borrow_once)[0]
+    assert isinstance(counts, tuple)
+    assert counts[0] == counts[1]
     shared.__exit__(None, None, None)
     assert sim.current_device == 0
 

@@ -282,7 +282,8 @@ def test_set_device_replaced_alone_in_its_slot_is_called() -> None:
     with device(2, runtime=rt):
         pass
     assert switched == [2, 0]
-    assert rt.c_calls == []
+    # the replaced method, not the entry point it replaced, switched both ways
+    assert "set_device" not in rt.c_calls
 
 
 class _Either:

@@ -8,6 +8,7 @@ reads where the thread is and puts back a moved one; these tests make that read 
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -157,6 +158,43 @@ def test_create_puts_the_thread_back_when_both_settlings_raise(flavour: str) -> 
         DeviceGuard.create(1, runtime=sim)
     assert sim.current_device == 0
     assert len(_restores(sim)) == 1
+
+
+def test_a_with_puts_the_thread_back_when_both_settlings_raise(flavour: str) -> None:
+    sim = _runtime(flavour, [RuntimeError("first read"), RuntimeError("second read")])
+    sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=1)
+    with pytest.raises(RuntimeError, match="second read"), device(1, runtime=sim):
+        raise AssertionError("the body ran on a refused borrow")
+    assert sim.current_device == 0
+    assert len(_restores(sim)) == 1
+
+
+def test_a_shared_device_borrowed_elsewhere_puts_the_thread_back_when_both_settlings_raise(
+    flavour: str,
+) -> None:
+    # Another thread holds the device: this thread's with makes a borrow of its own, which it settles.
+    sim = _runtime(flavour, [])
+    assert isinstance(sim, _ReadsAfterTheSwitch)
+    shared = device(2, runtime=sim)
+    seen: list[object] = []
+
+    def refused() -> None:
+        sim.reads = [RuntimeError("first read"), RuntimeError("second read")]
+        sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=1)
+        try:
+            with shared:
+                seen.append("the body ran on a refused borrow")
+        except RuntimeError as error:
+            seen.append(str(error))
+        seen.extend([sim.current_device, len(_restores(sim))])
+
+    with shared:
+        worker = threading.Thread(target=refused)
+        worker.start()
+        worker.join()
+        assert sim.current_device == 2
+    assert seen == ["second read", 0, 1]
+    assert sim.current_device == 0
 
 
 def test_a_decorated_call_puts_the_thread_back_when_both_settlings_raise(flavour: str) -> None:

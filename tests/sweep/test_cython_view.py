@@ -70,6 +70,11 @@ def test_the_view_parses_and_keeps_every_line_where_it_was() -> None:
     assert 22 not in seen.masked
 
 
+def test_a_declaration_alone_followed_by_a_comment_becomes_an_annotation() -> None:
+    seen = view("cdef class Box:\n    cdef object held  # a weak reference\n")
+    assert seen.text.splitlines()[1] == "    held: object"
+
+
 @pytest.mark.parametrize(
     ("span", "mapped"),
     [

@@ -1,0 +1,111 @@
+"""What one borrow costs the compiled core, counted rather than timed, so that CI can hold a ceiling.
+
+On a runtime that offers C entry points: the Python-level calls a borrow makes (the runtime's C
+functions, here ctypes callbacks, are the only Python a borrow may run) and the objects it allocates and
+keeps (while the block runs, and after 10,000 borrows).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import guard_lib
+from guard_lib import DeviceGuard
+
+from .support import EntryPointRuntime
+
+pytestmark = pytest.mark.skipif(
+    guard_lib.IMPLEMENTATION != "compiled", reason="counts the compiled core's calls and allocations"
+)
+
+BORROWS = 10_000
+
+
+def _with_device(rt: EntryPointRuntime, index: int) -> None:
+    with guard_lib.device(index, runtime=rt):
+        pass
+
+
+def _with_guard(rt: EntryPointRuntime, index: int) -> None:
+    with DeviceGuard.create(index, runtime=rt).unwrap():
+        pass
+
+
+WAYS: dict[str, Callable[[EntryPointRuntime, int], None]] = {"device": _with_device, "create": _with_guard}
+# What the borrow calls in Python: the runtime's C functions alone, once each per read and switch.
+CALLS = {0: ["get_device"], 1: ["get_device", "set_device", "set_device"]}
+
+
+@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("way", WAYS)
+def test_a_borrow_calls_only_the_runtimes_c_functions(way: str, index: int) -> None:
+    rt = EntryPointRuntime(2)
+    borrow = WAYS[way]
+    borrow(rt, index)  # the core learns the runtime's entry points
+    called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        # Only what the borrow itself calls: the frames whose caller is the borrowing function's.
+        if event == "call" and frame.f_back is not None and frame.f_back.f_code is borrow.__code__:
+            called.append(frame.f_code.co_name)
+
+    rt.c_calls.clear()
+    sys.setprofile(profile)
+    try:
+        borrow(rt, index)
+    finally:
+        sys.setprofile(None)
+    assert called == CALLS[index]
+    assert rt.c_calls == CALLS[index]
+    assert rt.current_device == 0
+
+
+# Blocks alive while the block runs, counted on CPython 3.11 after one borrow before: the borrow, the
+# bound __exit__ the with
+# statement holds, the int that holds the count read before it, and what the runtime's log of its one
+# read keeps. A guard is made before the count, so only the bound __exit__ (and its log, shared) is new.
+HELD_IN_THE_BLOCK = {"device": 5, "create": 2}
+
+
+@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("way", ["device", "create"])
+def test_a_borrow_holds_no_object_but_itself(way: str, index: int) -> None:
+    rt = EntryPointRuntime(2)
+    WAYS[way](rt, index)
+    rt.calls.clear()
+    rt.c_calls.clear()
+    if way == "device":
+        before = sys.getallocatedblocks()
+        with guard_lib.device(index, runtime=rt):
+            held = sys.getallocatedblocks() - before
+    else:
+        result = DeviceGuard.create(index, runtime=rt)
+        guard = result.unwrap()
+        del result
+        before = sys.getallocatedblocks()
+        with guard:
+            held = sys.getallocatedblocks() - before
+    # A switch adds nothing the block holds: the same ceiling whether or not the device moved.
+    assert held <= HELD_IN_THE_BLOCK[way]
+
+
+@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("way", WAYS)
+def test_borrows_keep_nothing(way: str, index: int) -> None:
+    rt = EntryPointRuntime(2)
+    borrow = WAYS[way]
+    borrow(rt, index)
+    rt.calls.clear()
+    rt.c_calls.clear()
+    before = sys.getallocatedblocks()
+    for _ in range(BORROWS):
+        borrow(rt, index)
+        rt.calls.clear()
+        rt.c_calls.clear()
+    kept = sys.getallocatedblocks() - before
+    # Far fewer than one per borrow: a borrow that kept anything would keep 10,000.
+    assert kept < 20

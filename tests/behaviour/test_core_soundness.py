@@ -1,0 +1,165 @@
+"""What the compiled core's caches once got wrong, and the reference always got right (issue 46).
+
+Each case runs on both implementations: the reference defines the behaviour, and the core must match it
+without writing past an object, calling freed code, ignoring a replaced method or keeping a runtime alive.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import weakref
+from typing import Any
+
+import pytest
+
+import guard_lib
+from guard_lib import DeviceGuard, device
+from guard_lib import runtime as runtime_module
+from guard_lib.runtime import SimulatedRuntime
+
+from .support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE, EntryPointRuntime
+
+COMPILED = guard_lib.IMPLEMENTATION == "compiled"
+KINDS = ["get_device", "set_device"]
+
+
+def test_create_given_a_class_that_is_no_guard_refuses_as_objects_allocation_does() -> None:
+    create: Any = DeviceGuard.__dict__["create"].__func__
+    with pytest.raises(TypeError, match=r"^object\.__new__\(float\) is not safe"):
+        create(float, 1, runtime=SimulatedRuntime(2))
+
+
+_new_capsule = ctypes.pythonapi.PyCapsule_New
+_new_capsule.restype = ctypes.py_object
+_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_Destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_GetDevice = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+_SetDevice = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+
+
+class _FreedWithItsCapsules(EntryPointRuntime):
+    """Offers capsules whose destructors stand for freeing the functions they hold: each call made once
+    they are gone is logged (the functions are kept, so that such a call is seen rather than crashing)."""
+
+    __slots__ = ("after_free", "kept", "live")
+
+    def __init__(self) -> None:
+        super().__init__(2)
+        self.after_free: list[str] = []
+        self.live = 0
+        self.kept: list[object] = []
+
+    def c_entry_points(self) -> tuple[object, object]:
+        def get_device(out: Any) -> int:
+            if not self.live:
+                self.after_free.append("get_device")
+            return int(self._c_get_device(out))
+
+        def set_device(index: int) -> int:
+            if not self.live:
+                self.after_free.append("set_device")
+            return int(self._c_set_device(index))
+
+        def freed(_capsule: int) -> None:
+            self.live -= 1
+
+        functions = [_GetDevice(get_device), _SetDevice(set_device)]
+        destructor = _Destructor(freed)
+        self.kept += [*functions, destructor]
+        self.live += 2
+        on_free = ctypes.cast(destructor, ctypes.c_void_p)
+        get, set_ = (ctypes.cast(function, ctypes.c_void_p) for function in functions)
+        return _new_capsule(get, GET_DEVICE_SIGNATURE, on_free), _new_capsule(
+            set_, SET_DEVICE_SIGNATURE, on_free
+        )
+
+
+def test_entry_points_are_never_called_once_their_capsules_are_gone() -> None:
+    rt = _FreedWithItsCapsules()
+    for _ in range(3):
+        with device(1, runtime=rt):
+            assert rt.current_device == 1
+        gc.collect()
+    assert rt.current_device == 0
+    assert rt.after_free == []
+    assert bool(rt.c_calls) == COMPILED
+
+
+class _Open(EntryPointRuntime):
+    """Offers C entry points, with a ``__dict__`` of its own."""
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_method_replaced_by_none_after_the_old_one_died_is_called(kind: str) -> None:
+    rt = _Open(2)
+
+    def own(*args: object) -> Any:
+        return getattr(SimulatedRuntime, kind)(rt, *args)
+
+    setattr(rt, kind, own)
+    with device(1, runtime=rt):
+        pass
+    setattr(rt, kind, None)
+    del own
+    gc.collect()
+    with pytest.raises(TypeError, match="'NoneType' object is not callable"), device(1, runtime=rt):
+        pass
+    assert rt.current_device == 0
+
+
+def test_a_set_device_replaced_by_a_finaliser_while_entering_is_called_both_ways() -> None:
+    rt = _Open(2)
+    log: list[tuple[str, int]] = []
+
+    def replacement(index: int) -> tuple[int]:
+        log.append(("set_device", index))
+        return SimulatedRuntime.set_device(rt, index)
+
+    class Replacing(SimulatedRuntime):
+        __slots__ = ()
+
+        def __del__(self) -> None:
+            rt.set_device = replacement  # type: ignore[method-assign]
+
+    with device(1, runtime=rt):  # the core learns this runtime's entry points
+        pass
+    saved = runtime_module._default
+    try:
+        runtime_module._default = Replacing(2)
+        borrow = device(1)
+        with borrow:
+            pass
+        runtime_module._default = rt
+        # Entering drops the previous runtime, which only the borrow held: its finaliser runs then.
+        with borrow:
+            assert rt.current_device == 1
+    finally:
+        runtime_module._default = saved
+    assert log == [("set_device", 1), ("set_device", 0)]
+    assert rt.current_device == 0
+
+
+class _Unreferable:
+    """A method standing in for the runtime's own: allows no weak reference, and holds the runtime."""
+
+    __slots__ = ("kind", "runtime")
+
+    def __init__(self, kind: str, runtime: SimulatedRuntime) -> None:
+        self.kind, self.runtime = kind, runtime
+
+    def __call__(self, *args: object) -> Any:
+        return getattr(SimulatedRuntime, self.kind)(self.runtime, *args)
+
+
+def test_a_runtime_whose_methods_hold_it_is_freed_once_dropped() -> None:
+    rt = _Open(2)
+    for kind in KINDS:
+        setattr(rt, kind, _Unreferable(kind, rt))
+    with device(1, runtime=rt):
+        assert rt.current_device == 1
+    DeviceGuard.create(1, runtime=rt).unwrap().close()
+    dropped = weakref.ref(rt)
+    del rt
+    gc.collect()
+    assert dropped() is None
