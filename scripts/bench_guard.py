@@ -53,8 +53,8 @@ GOALS: dict[tuple[str, str], list[tuple[str, str, float]]] = {
     ("cuda", "same"): [
         (DEVICE + COMPILED, "torch.cuda.device", 0.3),
         (DEVICE + COMPILED, "cupy.cuda.Device", 0.5),
-        (DEVICE + COMPILED, "floor", 1.3),
-        (CREATE + COMPILED, "torch.cuda.device", 0.4),
+        (DEVICE + COMPILED, "floor", 1.15),
+        (CREATE + COMPILED, "torch.cuda.device", 0.3),
     ],
     ("cuda", "switch"): [
         (DEVICE + COMPILED, "floor", 1.25),
