@@ -167,3 +167,34 @@ def test_a_runtime_whose_methods_hold_it_is_freed_once_dropped() -> None:
     del rt
     gc.collect()
     assert dropped() is None
+
+
+class _AnswersWhetherItHoldsTheGil(SimulatedRuntime):
+    """Offers as its C set_device CPython's ``PyGILState_Check``, which answers 1 (an error code to the
+    core) when the calling thread holds the GIL: a switch or restore made without releasing it fails."""
+
+    __slots__ = ("_get",)
+
+    def __init__(self) -> None:
+        super().__init__(2)
+
+        def get_device(out: Any) -> int:
+            out[0] = 1
+            return 0
+
+        self._get = _GetDevice(get_device)
+
+    def c_entry_points(self) -> tuple[object, object]:
+        gil_check = ctypes.cast(ctypes.pythonapi.PyGILState_Check, ctypes.c_void_p)
+        return _new_capsule(
+            ctypes.cast(self._get, ctypes.c_void_p), GET_DEVICE_SIGNATURE, None
+        ), _new_capsule(gil_check, SET_DEVICE_SIGNATURE, None)
+
+
+@pytest.mark.skipif(not COMPILED, reason="the reference calls every runtime from Python, holding the GIL")
+def test_the_c_switch_and_restore_release_the_gil(caplog: pytest.LogCaptureFixture) -> None:
+    # A driver call can take long: other Python threads must run meanwhile.
+    rt = _AnswersWhetherItHoldsTheGil()
+    with caplog.at_level("ERROR", logger="guard_lib"), device(0, runtime=rt) as borrow:
+        assert (borrow.original_device, borrow.current_device) == (1, 0)
+    assert caplog.records == []
