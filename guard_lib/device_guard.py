@@ -171,7 +171,7 @@ class _Borrow:
             return
         elsewhere = self._elsewhere
         own = elsewhere.get(_tokens.token) if elsewhere else None
-        if own is not None:
+        if own is not None:  # only an interrupt gets here
             own._settle()
 
     __exit__ = close

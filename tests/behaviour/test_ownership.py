@@ -178,15 +178,17 @@ def test_a_refused_borrow_of_a_shared_device_leaves_nothing_held(sim: SimulatedR
     shared = device(2, runtime=sim)
     shared.__enter__()
 
-    def refused_then_retried() -> tuple[int, int]:
+    def refused_then_retried() -> tuple[int, int, int]:
         sim.fail_next("set_device", LAUNCH_FAILURE)
         with pytest.raises(GuardError, match="cudaErrorLaunchFailure"), shared:
             pass
         with shared:
             inside = sim.current_device
-        return inside, sim.current_device
+        with shared:  # and again, once this thread's first borrow of it has ended
+            again = sim.current_device
+        return inside, again, sim.current_device
 
-    assert _on_thread(refused_then_retried) == ((2, 0), None)
+    assert _on_thread(refused_then_retried) == ((2, 2, 0), None)
     shared.__exit__(None, None, None)
     assert sim.current_device == 0
 
