@@ -247,8 +247,8 @@ class Context:
         return self.runner.run(build_command(), where or project, env, self.timeout * 4)
 
     def say(self, message: str) -> None:
-        """A line of progress, clipped to the terminal (the JSON keeps everything)."""
-        from .reports import fit, terminal_width
+        """A line of progress, wrapped to the terminal: a reason it gives (why a run went cold) is kept."""
+        from .reports import terminal_width, wrapped
 
         with self.print_lock:
-            print(fit(message, terminal_width(False)), file=sys.stderr, flush=True)
+            print(wrapped(message, terminal_width(False)), file=sys.stderr, flush=True)

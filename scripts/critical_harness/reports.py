@@ -28,7 +28,7 @@ def fit(line: str, width: int | None) -> str:
     return line if width is None or len(line) <= width else line[: max(1, width - 1)] + "…"
 
 
-def _wrapped(text: str, width: int | None) -> str:
+def wrapped(text: str, width: int | None) -> str:
     """Prose within ``width``: wrapped at spaces, a word longer than a line clipped."""
     if width is None:
         return text
@@ -80,7 +80,7 @@ def _finding_details(result: Result, width: int | None = None) -> str:
     if result.detail:
         lines.append(f"detail: {result.detail}")
     diff = "".join(fit(line, width) + "\n" for line in result.mutant.diff.splitlines())
-    return _wrapped("\n".join(lines), width) + "\n" + (diff if width is not None else result.mutant.diff)
+    return wrapped("\n".join(lines), width) + "\n" + (diff if width is not None else result.mutant.diff)
 
 
 def kill_matrix(results: Sequence[Result], width: int | None = None) -> str:
@@ -122,7 +122,7 @@ def render(report: RunReport, width: int | None = None) -> str:
     summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     status = "OK" if report.exit_code == EXIT_OK else "FAIL"
     parts.append(
-        _wrapped(
+        wrapped(
             f"critical mutants ({report.runtime} runtime, {report.engine} engine): {len(report.results)} "
             f"run, {summary}{_reused(report)} in {report.seconds:.1f}s -> {status} (exit {report.exit_code})",
             width,

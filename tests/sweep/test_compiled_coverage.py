@@ -25,7 +25,7 @@ def test_each_line_of_the_core_names_the_tests_that_run_it() -> None:
     mapping = compiled_coverage.core_map(ROOT, "guard_lib", ["tests/behaviour", "-m", "not cuda"])
     lines = mapping.lines[CORE]
     # the refusal of a device never entered: reached by the test of exactly that
-    refusal = lines[_line("if self._runtime is None:") + 1]
+    refusal = lines[_line("if (self._runtime is None) if unread else not self._made:") + 1]
     never_entered = "test_reliability.py::test_a_device_never_entered_has_no_devices_to_read"
     assert f"tests/behaviour/{never_entered}" in refusal
     assert len(refusal) < 40  # a few tests, not the suite
