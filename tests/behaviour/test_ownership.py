@@ -76,7 +76,9 @@ def test_another_threads_with_never_runs_its_body(sim: SimulatedRuntime) -> None
     assert sim.current_device == 0
 
 
-def test_the_bodys_own_exception_is_never_replaced_by_the_thread_check(sim: SimulatedRuntime) -> None:
+def test_another_threads_with_is_refused_at_the_door_not_over_its_bodys_exception(
+    sim: SimulatedRuntime,
+) -> None:
     guard = DeviceGuard.create(2, runtime=sim).unwrap()
 
     def body_raises() -> None:
@@ -84,8 +86,10 @@ def test_the_bodys_own_exception_is_never_replaced_by_the_thread_check(sim: Simu
             raise ValueError("the body's own")
 
     _, error = _on_thread(body_raises)
-    # Refused at the door, so the body (and its exception) never happened.
+    # Refused at the door: the body, and its exception, never happened, so nothing was replaced.
     assert isinstance(error, GuardError)
+    assert error.__context__ is None
+    assert str(error) == FOREIGN_ENTER
     guard.close()
 
 
