@@ -1,10 +1,9 @@
 """What every test folder shares: pytest's own pytester, the mutation profile, and the end-to-end split.
 
 ``tests/behaviour`` holds guard_lib's behaviour tests (both implementations); ``tests/docs`` runs the
-blocks of README.md and docs/*.md; ``tests/harness``, ``tests/mutation`` and ``tests/sweep`` test the
-mutation tooling. Plain ``pytest`` runs
-all of them but the tooling's end-to-end tests (marker ``e2e``: an engine run end to end, over this
-project or in project copies), which ``--e2e`` adds; ``--e2e -m e2e`` runs those alone.
+blocks of README.md and docs/*.md; ``tests/tooling`` tests the mutation tooling. Plain ``pytest`` runs all
+of them but the tooling's end-to-end tests (marker ``e2e``: an engine run end to end, in a copy of a
+project), which ``--e2e`` adds; ``--e2e -m e2e`` runs those alone.
 """
 
 from __future__ import annotations
@@ -36,12 +35,6 @@ def pytest_configure(config: pytest.Config) -> None:
             f"({guard_lib.implementation.REASON}); run mutmut with GUARD_LIB_IMPL unset (docs/mutmut.md)",
             returncode=pytest.ExitCode.TESTS_FAILED,
         )
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    # Named in the JUnit report, where the sweep's map of the tests reads which ones trace.
-    if item.get_closest_marker("traces") is not None:
-        item.user_properties.append(("traces", "true"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,12 +1,23 @@
-"""guard-lib's mutation tooling as one command, ``guard-mutation``: its engines, one store, report and gate.
+"""guard-lib's mutation testing: two engines, one record from generation to gate, one store.
 
-The engines (the critical-mutant catalogue, mutmut, the line sweep) are registered in ``engines``; each
-run's results go into one store (``store``), which the report and the gate read.
+An engine (``engines``) makes ``Mutant`` records and judges them into ``Outcome`` records; the ``store``
+keeps each engine's whole ``Run``; ``judge`` reads runs and the hand reviews of ``config``, and the gate
+and the report read its ``Judgement``. Nothing past the engines names one.
 """
 
-from __future__ import annotations
+from .engines import Engine, EngineError, Request
+from .judge import Judgement, Status, judge
+from .model import Mutant, Outcome, Record, Run
 
-from .engines import ENGINES, Engine, EngineError, RunOptions
-from .store import Store, StoreError
-
-__all__ = ["ENGINES", "Engine", "EngineError", "RunOptions", "Store", "StoreError"]
+__all__ = [
+    "Engine",
+    "EngineError",
+    "Judgement",
+    "Mutant",
+    "Outcome",
+    "Record",
+    "Request",
+    "Run",
+    "Status",
+    "judge",
+]

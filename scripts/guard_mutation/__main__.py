@@ -1,9 +1,5 @@
-"""``python -m guard_mutation``: the same as the ``guard-mutation`` command."""
-
-from __future__ import annotations
-
-import sys
+"""``python -m guard_mutation``: the same command as ``guard-mutation``."""
 
 from .cli import main
 
-sys.exit(main())
+raise SystemExit(main())

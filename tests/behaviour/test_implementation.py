@@ -567,16 +567,22 @@ def _copy_as_mutmut_does(root: Path) -> Path:
 
 def _import_from(mutants: Path, env: dict[str, str]) -> list[str]:
     program = textwrap.dedent(
-        f"""
+        """
         import sys
-        sys.path.insert(0, {str(mutants)!r})
         import guard_lib
         print(guard_lib.__file__, guard_lib.IMPLEMENTATION, guard_lib.implementation.REASON,
               guard_lib.DeviceGuard.__module__, "guard_lib._core" in sys.modules, sep=" | ")
         """
     )
+    # mutmut's copy first on the path, as mutmut puts it, and the child started there, not in the checkout
+    path = os.pathsep.join(filter(None, [str(mutants), env.get("PYTHONPATH", "")]))
     done = subprocess.run(
-        [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", program],
+        env={**env, "PYTHONPATH": path},
+        cwd=mutants,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.rstrip("\n").split(" | ")

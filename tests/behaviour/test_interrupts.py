@@ -40,7 +40,6 @@ from guard_lib.runtime import SimulatedRuntime
 from .support import GET_DEVICE_SIGNATURE, SET_DEVICE_SIGNATURE
 
 # Every test here runs under its own tracer, in coverage's place: the sweep runs them by this mark.
-pytestmark = pytest.mark.traces
 
 _LIB = Path(guard_lib.__file__).resolve().parent
 _COMPILED = guard_lib.IMPLEMENTATION == "compiled"

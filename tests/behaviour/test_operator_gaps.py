@@ -327,7 +327,6 @@ def test_leaving_an_assert_leaves_device_never_entered_fails_the_assertion() -> 
 # --- CallerStreamGuard under interrupts ---------------------------------------------------------------
 
 
-@pytest.mark.traces
 def test_a_caller_stream_guard_interrupted_as_it_enters_can_be_entered_again() -> None:
     guard = CallerStreamGuard("s")
     with pytest.raises(KeyboardInterrupt), _interrupt("caller_stream", "__enter__", "return self"):
@@ -338,7 +337,6 @@ def test_a_caller_stream_guard_interrupted_as_it_enters_can_be_entered_again() -
     assert get_caller_stream() is None
 
 
-@pytest.mark.traces
 def test_a_caller_stream_guard_interrupted_as_it_exits_can_be_entered_again() -> None:
     guard = CallerStreamGuard("s")
     guard.__enter__()
@@ -353,7 +351,6 @@ def test_a_caller_stream_guard_interrupted_as_it_exits_can_be_entered_again() ->
 # --- Ok, Err and Result -----------------------------------------------------------------------------------
 
 
-@pytest.mark.traces
 @pytest.mark.parametrize(
     ("cls", "argument"), [(Ok, 5), (Err, GuardError("refused", device_index=None))], ids=["Ok", "Err"]
 )

@@ -456,7 +456,6 @@ def test_the_implementation_is_named_in_lower_case_only(value: str) -> None:
 
 # Its check runs in a child interpreter, whose lines coverage ties to no test: the sweep runs it as it runs
 # the tests under a tracer of their own, for every mutant whose other tests pass.
-@pytest.mark.traces
 def test_a_process_whose_first_borrow_is_under_use_runtime_follows_every_later_default() -> None:
     # The core keeps the default it read last while the runtime module's dictionary is unchanged. The
     # first read of a process decides what it holds, so the check runs in a process of its own: here its

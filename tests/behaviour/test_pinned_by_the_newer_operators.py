@@ -266,7 +266,6 @@ def test_a_pytest_that_fails_to_load_in_this_process_comes_through_as_itself(
 
 
 @_AT_THE_REFERENCES_LINES
-@pytest.mark.traces
 def test_take_interrupted_twice_in_its_handler_leaves_the_held_guard_owing() -> None:
     # An interrupt just after the giving guard stops owing, and another before its handler's second
     # statement: at every instant a guard the caller holds owes the restore.
@@ -349,7 +348,6 @@ def test_what_is_not_callable_is_refused_before_anything_else_is_asked_of_it() -
 
 
 @_AT_THE_REFERENCES_LINES
-@pytest.mark.traces
 def test_a_result_create_never_handed_over_stays_quiet_when_its_settling_is_interrupted_too() -> None:
     # An interrupt just before create returns its Result, and another from the runtime while create's
     # handler settles: the Result nobody received is marked checked before anything else can raise.
@@ -438,7 +436,6 @@ def _interrupted_call(rt: SimulatedRuntime, op: str, at: int) -> bool:
     return False
 
 
-@pytest.mark.traces
 @pytest.mark.parametrize("name", sorted(_SIMULATED_CALLS))
 def test_an_interrupt_anywhere_in_a_simulated_call_keeps_its_log_faults_and_contexts_true(name: str) -> None:
     # The simulated runtime stands for C calls, but it is Python: wherever an interrupt lands in one of its

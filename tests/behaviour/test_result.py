@@ -145,7 +145,6 @@ def _interrupting_at(code: types.CodeType, instant: int) -> Callable[[types.Fram
     return calls
 
 
-@pytest.mark.traces
 @pytest.mark.parametrize("kind", ["Ok", "Err"])
 def test_an_outcome_interrupted_while_it_is_made_is_finalised_without_an_error(
     monkeypatch: pytest.MonkeyPatch, kind: str

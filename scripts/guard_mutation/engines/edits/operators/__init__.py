@@ -1,0 +1,67 @@
+"""The generated operators, by name (``[edits] operators`` names those a run applies). An operator is a
+module of this package holding ``OPERATOR``: a ``name`` and ``find(file, source)``, every ``Edit`` it
+makes of one file, with the statements it looked at and those it left alone, by reason. Another
+operator is one more module, and one more entry in ``_all()``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ....config import Config
+from ... import EngineError
+from ..edit import COMPILED_SUFFIX, Edit
+
+
+@dataclass
+class Found:
+    edits: list[Edit] = field(default_factory=list)
+    statements: int = 0  # what the operator looked at
+    skipped: Counter[str] = field(default_factory=Counter)  # why it left some alone: how many
+
+
+class Operator(Protocol):
+    name: str
+
+    def find(self, file: str, source: str) -> Found: ...
+
+
+def _all() -> list[Operator]:
+    from . import delete_statement
+
+    return [delete_statement.OPERATOR]
+
+
+def generate(config: Config, root: Path, catalogue: Sequence[Edit]) -> tuple[list[Edit], list[str]]:
+    """Every edit of the configured operators over the package's files (less ``[edits] exclude``), and a
+    note per operator and implementation: how many statements it mutated of how many. An edit the
+    catalogue already makes is left to it."""
+    known = {op.name: op for op in _all()}
+    for name in config.edits.operators:
+        if name not in known:
+            raise EngineError(f"[edits] operators: no operator {name!r} (known: {', '.join(sorted(known))})")
+    where = root / config.harness.package
+    found = sorted(where.rglob("*")) if where.is_dir() else [root / f"{config.harness.package}.py"]
+    files = [p.relative_to(root).as_posix() for p in found if p.suffix in (".py", COMPILED_SUFFIX)]
+    files = [f for f in files if f not in config.edits.exclude and "__pycache__" not in f]
+    taken, made, notes = {(e.file, e.mutated) for e in catalogue}, list[Edit](), list[str]()
+    for name, compiled in ((name, c) for name in config.edits.operators for c in (True, False)):
+        chosen = [f for f in files if f.endswith(COMPILED_SUFFIX) == compiled]
+        total, skipped, before = 0, Counter[str](), len(made)
+        for file in chosen:
+            one = known[name].find(file, (root / file).read_text(encoding="utf-8"))
+            total, skipped = total + one.statements, skipped + one.skipped
+            skipped["made by the catalogue"] += sum((e.file, e.mutated) in taken for e in one.edits)
+            made += [e for e in one.edits if (e.file, e.mutated) not in taken]
+            taken |= {(e.file, e.mutated) for e in one.edits}
+        what = chosen[0].rsplit("/", 1)[-1] if len(chosen) == 1 else f"the {len(chosen)} .py files"
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()) if n) or "none"
+        notes += (
+            [f"{name}: {what} {len(made) - before} of {total} statements mutated ({why} skipped)"]
+            if chosen
+            else []
+        )
+    return made, notes

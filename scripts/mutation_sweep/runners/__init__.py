@@ -1,1 +1,0 @@
-"""How mutants are run: a warm process forks one child per mutant."""

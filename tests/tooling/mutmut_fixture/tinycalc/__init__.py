@@ -1,0 +1,1 @@
+"""A package for mutmut to mutate."""
