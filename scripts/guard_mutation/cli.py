@@ -72,8 +72,12 @@ def _run(args: argparse.Namespace) -> int:
         )
         run = engine.run(request)
         runs.append(run)
-        if store_path is not None and run.whole:
-            held = held.with_run(run)
+        if store_path is not None and request.whole:  # a selection (--only, --changed-since) is never stored
+            try:
+                held = held.with_run(run)
+            except store.StoreError as exc:
+                print(f"not stored: {exc}")
+                continue
             store.save(held, store_path)
     if args.json is not None:
         verdicts = {

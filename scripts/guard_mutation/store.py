@@ -1,7 +1,8 @@
 """The one results file: each engine's latest whole run, as the records it made. Every report reads it.
 
-A whole run replaces the engine's earlier one; a part of a run (``--only``, ``--changed-since``) is judged
-where it ran and never stored, so the store only ever holds runs that answer for every mutant. Writes go
+A whole run replaces the engine's earlier one. A part that an engine's own option makes (the catalogue
+alone) is stored only where no whole run of its engine is held, and the gate and the report name it a
+part; a selection (``--only``, ``--changed-since``) is judged where it ran and never stored. Writes go
 through a temporary file and a rename: an interrupted write leaves the store as it was.
 """
 
@@ -28,8 +29,9 @@ class Store:
     runs: Mapping[str, Run] = field(default_factory=dict)  # by engine
 
     def with_run(self, run: Run) -> Store:
-        if not run.whole:
-            raise StoreError(f"a part of {run.engine}'s run is judged where it ran, never stored")
+        held = self.runs.get(run.engine)
+        if not run.whole and held is not None and held.whole:
+            raise StoreError(f"a part of {run.engine}'s run never replaces the whole run the store holds")
         return Store({**self.runs, run.engine: run})
 
 
@@ -60,8 +62,8 @@ def load(path: Path) -> Store:
     except RecordError as exc:
         raise StoreError(str(exc)) from exc
     for name, run in read.items():
-        if run.engine != name or not run.whole:
-            raise StoreError(f"{path}: runs.{name}: holds {run.engine!r}'s run, whole={run.whole}")
+        if run.engine != name:
+            raise StoreError(f"{path}: runs.{name}: holds {run.engine!r}'s run")
     return Store(read)
 
 

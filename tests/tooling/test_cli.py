@@ -30,9 +30,11 @@ class Toy:
         verdicts = json.loads(Path(os.environ["TOY_VERDICTS"]).read_text())
         if "red" in verdicts:
             raise SuiteRed([verdicts["red"]])
+        half = request.options.get("half") == "yes"  # an engine's own option that makes a part
         chosen = [m for m in self.mutants(request) if not request.only or m.id in request.only]
+        chosen = [m for m in chosen if not (half and m.id == "t2")]
         records = tuple(Record(m, Outcome(verdicts[m.id], killers=("t.py::test_x",))) for m in chosen)
-        return Run("toy", records, whole=request.whole)
+        return Run("toy", records, whole=request.whole and not half)
 
 
 ENGINE = Toy()
@@ -131,6 +133,17 @@ def test_a_part_of_a_run_is_judged_but_never_stored(project: Path) -> None:
     assert ran.returncode == 0
     assert "toy (a part): 100.0 %" in ran.stdout
     assert not (project / "reports").exists()
+
+
+def test_a_part_an_engine_makes_is_stored_but_never_over_a_whole_run(project: Path) -> None:
+    assert tool(project, "run", "toy", "--option", "half=yes").returncode == 0
+    held = project / "reports" / "mutation-store.json"
+    assert json.loads(held.read_text())["runs"]["toy"]["whole"] is False
+    assert "toy (a part): 100.0 %" in tool(project, "gate").stdout
+    tool(project, "run", "toy")
+    again = tool(project, "run", "toy", "--option", "half=yes")
+    assert "not stored: a part of toy's run never replaces the whole run" in again.stdout
+    assert json.loads(held.read_text())["runs"]["toy"]["whole"] is True
 
 
 @pytest.mark.parametrize(

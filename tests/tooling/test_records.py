@@ -85,9 +85,12 @@ def test_the_store_keeps_each_engines_latest_whole_run(tmp_path: Path) -> None:
     assert list(tmp_path.joinpath("deep").iterdir()) == [path]  # no temporary file left
 
 
-def test_a_part_of_a_run_is_never_stored() -> None:
-    with pytest.raises(store.StoreError, match="a part of toy's run"):
-        store.Store().with_run(Run("toy", (), whole=False))
+def test_a_part_of_a_run_never_replaces_a_whole_one() -> None:
+    part = store.Store().with_run(Run("toy", (), whole=False))
+    assert not part.with_run(Run("toy", (record("killed"),), whole=False)).runs["toy"].whole
+    whole = part.with_run(Run("toy", ()))
+    with pytest.raises(store.StoreError, match="a part of toy's run never replaces the whole run"):
+        whole.with_run(Run("toy", (), whole=False))
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 package's ``.py`` and ``.pyx`` text, judged by one runner. ``catalogue`` and ``operators`` make them;
 ``orchestrate`` judges them in copies, warm where a server holds them (``warm``, ``server``; ``woven``,
 ``weave``: the compiled ones on one build), ``judge`` gives the verdict, ``depends`` what it rests on.
-Option ``engine=cold`` (``--option``) judges every mutant in a fresh interpreter. Only this module loads
+Options (``--option``): ``engine=cold`` judges every mutant in a fresh interpreter; ``generated=no`` runs
+the catalogue alone, a part of the engine's run. Only this module loads
 with the engine; the rest when it runs. The pytest plugin (``plugin``) loads nothing else of it.
 """
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from .edit import Edit
 
 log = logging.getLogger("guard_mutation.engines.edits")
-OPTIONS = {"engine": ("warm", "cold")}
+OPTIONS = {"engine": ("warm", "cold"), "generated": ("yes", "no")}
 
 
 class EditsEngine:
@@ -59,8 +60,12 @@ class EditsEngine:
         from .orchestrate import execute
 
         if any(value not in OPTIONS.get(key, ()) for key, value in request.options.items()):
-            raise EngineError(f"edits: unknown option in {request.options} (known: engine=warm, engine=cold)")
+            known = ", ".join(f"{k}={v}" for k, values in OPTIONS.items() for v in values)
+            raise EngineError(f"edits: unknown option in {request.options} (known: {known})")
         named, generated, notes = self._made(request)
+        catalogue_alone = request.options.get("generated") == "no" and bool(generated)
+        if catalogue_alone:  # the catalogue alone is a part of the engine's run
+            generated, notes = [], ["the catalogue alone: the generated operators did not run"]
         chosen = self._chosen(request, named + generated)
         canary = next((e for e in named if e.id == (request.config.harness.canary or named[0].id)), None)
         listed = chosen + ([canary] if canary is not None and canary not in chosen else [])
@@ -79,7 +84,7 @@ class EditsEngine:
             for e in listed
             if e.id in outcomes
         )
-        return Run(self.name, records, request.whole, tuple(notes))
+        return Run(self.name, records, request.whole and not catalogue_alone, tuple(notes))
 
 
 ENGINE = EditsEngine()
