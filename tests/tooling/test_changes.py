@@ -58,6 +58,12 @@ def test_a_changed_body_names_its_lines_and_its_function(repo: Path) -> None:
     assert change.describe() == "changed since base: pkg/m.py lines 6"
 
 
+def test_a_removed_last_statement_marks_the_line_before_it(repo: Path) -> None:
+    git(repo, "tag", "base")
+    (repo / "pkg" / "m.py").write_text(MODULE.replace("\n    return 2\n", "\n"))
+    assert since(repo, "base").lines == {"pkg/m.py": frozenset({9})}
+
+
 def test_comments_and_spacing_change_no_code(repo: Path) -> None:
     (repo / "pkg" / "m.py").write_text(MODULE.replace("return 1", "return  1  # why"))
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "words")

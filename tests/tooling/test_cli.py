@@ -28,6 +28,7 @@ class Toy:
 
     def run(self, request):
         verdicts = json.loads(Path(os.environ["TOY_VERDICTS"]).read_text())
+        Path(os.environ["TOY_VERDICTS"]).with_name("previous").write_text(str(request.previous is not None))
         if "red" in verdicts:
             raise SuiteRed([verdicts["red"]])
         half = request.options.get("half") == "yes"  # an engine's own option that makes a part
@@ -106,6 +107,14 @@ def test_a_plugged_in_engine_is_listed_run_stored_reported_and_gated(project: Pa
     shown = tool(project, "show", "t2")
     assert "verdict': 'survived'" in shown.stdout
     assert "+X = 3" in shown.stdout
+
+
+def test_fresh_hands_an_engine_no_earlier_run(project: Path) -> None:
+    tool(project, "run", "toy")
+    tool(project, "run", "toy")
+    assert (project / "previous").read_text() == "True"
+    tool(project, "run", "toy", "--fresh")
+    assert (project / "previous").read_text() == "False"
 
 
 def test_a_review_its_engine_refutes_fails_the_gate(project: Path) -> None:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from guard_mutation import store
+from guard_mutation import reuse, store
 from guard_mutation.config import Review
 from guard_mutation.judge import Status, judge
 from guard_mutation.model import Mutant, Outcome, Record, RecordError, Run
@@ -171,3 +171,68 @@ def test_each_engine_has_its_own_figures() -> None:
     assert (toy.engine, toy.score, other.score) == ("toy", 50.0, 100.0)
     assert toy.describe() == "toy: 50.0 % (1 killed, 1 not counted, 1 finding)"
     assert judge([Run("none", ())], []).tallies[0].score is None
+
+
+def test_a_timeout_refutes_a_review_and_a_reviewed_unreached_mutant_passes() -> None:
+    assert (
+        "is refuted: m1 was killed by its tests"
+        in judge([Run("toy", (record("timeout"),))], [review()]).findings[0]
+    )
+    reached_by_none = judge([Run("toy", (record("no-tests"),))], [review()])
+    assert reached_by_none.judged[0].status is Status.REVIEWED
+
+
+def test_a_critical_mutant_that_could_not_be_judged_is_a_finding() -> None:
+    broken = record("invalid", killed_by=("t.py::test_a",), why="the bug")
+    assert judge([Run("toy", (broken,))], []).judged[0].status is Status.FINDING
+
+
+def test_two_reviews_of_one_mutant_are_both_in_use() -> None:
+    second = Review(2, "toy", "pkg.m:f", "if a < b:", "the same, seen from the line it removes")
+    assert judge([Run("toy", (record("survived"),))], [review(), second]).findings == []
+
+
+def test_a_store_whose_run_is_filed_under_another_engine_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    store.save(store.Store().with_run(Run("toy", ())), path)
+    path.write_text(path.read_text().replace('"toy": {', '"other": {'))
+    with pytest.raises(store.StoreError, match=r"runs\.other: holds 'toy'"):
+        store.load(path)
+
+
+def test_a_store_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_bytes(b"\xff\xfe")
+    with pytest.raises(store.StoreError, match="cannot read it"):
+        store.load(path)
+
+
+def test_an_interrupted_save_leaves_the_store_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.json"
+    store.save(store.Store().with_run(Run("toy", ())), path)
+    before = path.read_text()
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store.json, "dump", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        store.save(store.Store().with_run(Run("toy", (record("killed"),))), path)
+    assert path.read_text() == before
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_an_outcome_is_kept_only_with_the_same_digest_and_never_an_invalid_one() -> None:
+    def earlier(verdict: str, depends: str) -> Run:
+        return Run("toy", (Record(mutant(), Outcome(verdict, depends=depends)),))
+
+    kept = reuse.kept(earlier("killed", "d1"), "m1", "d1")
+    assert kept is not None
+    assert kept.reused
+    assert reuse.kept(earlier("killed", "d1"), "m1", "d2") is None
+    assert reuse.kept(earlier("invalid", "d1"), "m1", "d1") is None
+    assert reuse.kept(earlier("killed", ""), "m1", "") is None
+    assert reuse.kept(None, "m1", "d1") is None
+    assert reuse.digest(["ab", "c"]) != reuse.digest(["a", "bc"])
