@@ -24,9 +24,9 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - 3.10
     import tomli as tomllib
+import guard_mutation.engines.mutmut as engine
 from guard_mutation.config import Config, Edits, Harness
 from guard_mutation.engines import GROUP, EngineError, Request
-from guard_mutation.engines import mutmut as engine
 from guard_mutation.engines.mutmut_results import VERDICT_BY_STATUS, State
 from guard_mutation.model import INVALID, KILLED, NO_TESTS, SURVIVED, TIMEOUT, Run
 

@@ -217,7 +217,7 @@ def test_an_interrupted_save_leaves_the_store_as_it_was(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store.json, "dump", interrupted)
+    monkeypatch.setattr(json, "dump", interrupted)
     with pytest.raises(KeyboardInterrupt):
         store.save(store.Store().with_run(Run("toy", (record("killed"),))), path)
     assert path.read_text() == before
