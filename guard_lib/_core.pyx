@@ -339,7 +339,6 @@ cdef class _Borrow:
             _shared.restore(runtime, original, self._current, None if read else now)
         self._owes = False
         self._offer = None
-        return 0
 
     @property
     def original_device(self):
@@ -389,7 +388,6 @@ cdef class _Borrow:
                     _shared.restore_failed(runtime, original, current, current, code)
             self._owes = False
             self._offer = None
-            return 0
         except BaseException:
             self._settle()
             raise

@@ -205,6 +205,8 @@ class DeviceGuard(_Borrow):
         Never raises for a CUDA failure or a refused index: those come back as ``Err(GuardError)``.
         """
         guard = object.__new__(cls)
+        if not isinstance(guard, DeviceGuard):  # a class object.__new__ makes, but no guard
+            raise TypeError(f"DeviceGuard.create() makes a DeviceGuard, not {cls!r}")
         guard._restored = True  # until something is selected, there is nothing to owe
         guard._index = device_index
         guard._requested_runtime = runtime

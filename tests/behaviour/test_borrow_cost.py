@@ -15,6 +15,7 @@ import pytest
 
 import guard_lib
 from guard_lib import DeviceGuard
+from guard_lib.runtime import use_runtime
 
 from .support import EntryPointRuntime
 
@@ -35,16 +36,30 @@ def _with_guard(rt: EntryPointRuntime, index: int) -> None:
         pass
 
 
+def _with_device_on_the_default(rt: EntryPointRuntime, index: int) -> None:
+    with guard_lib.device(index):
+        pass
+
+
+def _with_guard_on_the_default(rt: EntryPointRuntime, index: int) -> None:
+    with DeviceGuard.create(index).unwrap():
+        pass
+
+
 WAYS: dict[str, Callable[[EntryPointRuntime, int], None]] = {"device": _with_device, "create": _with_guard}
+# The same borrows with no runtime given: the process default serves them.
+ON_THE_DEFAULT: dict[str, Callable[[EntryPointRuntime, int], None]] = {
+    "device": _with_device_on_the_default,
+    "create": _with_guard_on_the_default,
+}
 # What the borrow calls in Python: the runtime's C functions alone, once each per read and switch.
 CALLS = {0: ["get_device"], 1: ["get_device", "set_device", "set_device"]}
 
 
-@pytest.mark.parametrize("index", [0, 1])
-@pytest.mark.parametrize("way", WAYS)
-def test_a_borrow_calls_only_the_runtimes_c_functions(way: str, index: int) -> None:
-    rt = EntryPointRuntime(2)
-    borrow = WAYS[way]
+def _python_calls(
+    borrow: Callable[[EntryPointRuntime, int], None], rt: EntryPointRuntime, index: int
+) -> list[str]:
+    """The Python functions that one borrow calls, once the core has learnt the runtime's entry points."""
     borrow(rt, index)  # the core learns the runtime's entry points
     called: list[str] = []
 
@@ -59,7 +74,25 @@ def test_a_borrow_calls_only_the_runtimes_c_functions(way: str, index: int) -> N
         borrow(rt, index)
     finally:
         sys.setprofile(None)
-    assert called == CALLS[index]
+    return called
+
+
+@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("way", WAYS)
+def test_a_borrow_calls_only_the_runtimes_c_functions(way: str, index: int) -> None:
+    rt = EntryPointRuntime(2)
+    assert _python_calls(WAYS[way], rt, index) == CALLS[index]
+    assert rt.c_calls == CALLS[index]
+    assert rt.current_device == 0
+
+
+@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("way", ON_THE_DEFAULT)
+def test_a_borrow_on_the_default_runtime_calls_only_its_c_functions(way: str, index: int) -> None:
+    # The default is read where use_runtime put it, with no call of get_runtime() on the way.
+    rt = EntryPointRuntime(2)
+    with use_runtime(rt):
+        assert _python_calls(ON_THE_DEFAULT[way], rt, index) == CALLS[index]
     assert rt.c_calls == CALLS[index]
     assert rt.current_device == 0
 

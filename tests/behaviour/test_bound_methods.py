@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import guard_lib
-from guard_lib import DeviceGuard, device
+from guard_lib import DeviceGuard, Err, GuardError, Ok, device
 from guard_lib.runtime import SimulatedRuntime
 
 COMPILED = guard_lib.IMPLEMENTATION == "compiled"
@@ -158,6 +158,52 @@ def test_the_cores_methods_act_on_borrows_alone() -> None:
     entry = vars(type(device(0)).__mro__[1])["__exit__"]
     with pytest.raises(TypeError, match="_Borrow"):
         entry.__get__(42, int)()
+
+
+def _refused_as_a_builtin_method(cls: type, method: str, other: object) -> None:
+    """``cls.method(other)`` raises what a built-in type's method read from the class raises for a self of
+    another type: before it reads or writes a field that ``other`` lays out differently, or not at all."""
+    with pytest.raises(TypeError) as raised:
+        getattr(cls, method)(other)
+    assert str(raised.value) == (
+        f"descriptor '{method}' for '{cls.__name__}' objects doesn't apply to a "
+        f"'{type(other).__name__}' object"
+    )
+
+
+@pytest.mark.skipif(not COMPILED, reason="the reference's functions act on anything")
+@pytest.mark.parametrize("method", ["is_ok", "is_err", "unwrap"])
+@pytest.mark.parametrize("kind", ["Ok", "Err"])
+def test_the_cores_result_methods_act_on_their_own_class_alone(kind: str, method: str) -> None:
+    # Ok and Err lay out their fields alike: one's method on the other would answer, or raise, as its own.
+    ok, err = Ok(1), Err(GuardError("refused", device_index=1))
+    cls, other = (Ok, err) if kind == "Ok" else (Err, ok)
+    _refused_as_a_builtin_method(cls, method, other)
+    assert ok.is_ok()
+    assert err.is_err()
+
+
+@pytest.mark.skipif(not COMPILED, reason="the reference's functions act on anything")
+@pytest.mark.parametrize("method", ["take", "__enter__"])
+def test_the_cores_guard_methods_act_on_guards_alone(method: str) -> None:
+    # A device held here lays out its fields as a guard does: taken or entered as one, it would be handed
+    # over or entered again, where it is refused before anything is read.
+    sim = SimulatedRuntime(2)
+    with device(1, runtime=sim) as borrow:
+        _refused_as_a_builtin_method(DeviceGuard, method, borrow)
+        assert sim.current_device == 1
+    assert sim.current_device == 0
+
+
+@pytest.mark.skipif(not COMPILED, reason="the reference's functions act on anything")
+def test_the_cores_device_enter_acts_on_devices_alone() -> None:
+    # A closed guard lays out its fields as a device does: entered as one, it would select its device again.
+    sim = SimulatedRuntime(2)
+    guard = DeviceGuard.create(1, runtime=sim).unwrap()
+    guard.close()
+    _refused_as_a_builtin_method(device, "__enter__", guard)
+    assert sim.current_device == 0
+    assert [op for op, _ in sim.calls] == ["get_device", "set_device", "set_device"]
 
 
 @pytest.mark.parametrize("kind", [k for k, _ in BORROWS])

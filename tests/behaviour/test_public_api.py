@@ -120,7 +120,7 @@ def test_the_library_leaves_logging_to_the_application() -> None:
 
 def _instances() -> list[object]:
     from guard_lib import CallerStreamGuard, DeviceGuard, Err, GuardError, Ok, device
-    from guard_lib.runtime import SimulatedRuntime
+    from guard_lib.runtime import SimulatedRuntime, use_runtime
     from guard_lib.testing import assert_leaves_device
 
     sim = SimulatedRuntime()
@@ -129,12 +129,24 @@ def _instances() -> list[object]:
     ok, err = Ok(1), Err(GuardError("x", device_index=None))
     ok.is_ok()
     err.is_err()
+    choice = use_runtime(sim)  # what use_runtime hands back, once the default it replaced is back
+    choice.restore()
     from guard_lib.runtime import CudaRuntime
 
-    return [guard, device(0), CallerStreamGuard(None), ok, err, sim, assert_leaves_device(sim), CudaRuntime()]
+    return [
+        guard,
+        device(0),
+        CallerStreamGuard(None),
+        ok,
+        err,
+        sim,
+        assert_leaves_device(sim),
+        CudaRuntime(),
+        choice,
+    ]
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(9))
 def test_instances_take_no_new_attributes(index: int) -> None:
     # __slots__ all the way up: a guard made by the thousand stays small, and a typo fails loudly.
     obj = _instances()[index]

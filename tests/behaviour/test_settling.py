@@ -197,6 +197,33 @@ def test_a_shared_device_borrowed_elsewhere_puts_the_thread_back_when_both_settl
     assert sim.current_device == 0
 
 
+def test_a_shared_device_borrowed_elsewhere_settles_its_own_borrow_twice_more(flavour: str) -> None:
+    # The borrow of its own is settled twice by its entry and twice more around it: where the first three
+    # settlings raise, the fourth puts this thread back, once.
+    sim = _runtime(flavour, [])
+    assert isinstance(sim, _ReadsAfterTheSwitch)
+    shared = device(2, runtime=sim)
+    seen: list[object] = []
+
+    def refused() -> None:
+        sim.reads = [RuntimeError("first read"), RuntimeError("second read"), RuntimeError("third read")]
+        sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=1)
+        try:
+            with shared:
+                seen.append("the body ran on a refused borrow")
+        except RuntimeError as error:
+            seen.append(str(error))
+        seen.extend([sim.current_device, len(_restores(sim))])
+
+    with shared:
+        worker = threading.Thread(target=refused)
+        worker.start()
+        worker.join()
+        assert sim.current_device == 2
+    assert seen == ["third read", 0, 1]
+    assert sim.current_device == 0
+
+
 def test_a_decorated_call_puts_the_thread_back_when_both_settlings_raise(flavour: str) -> None:
     sim = _runtime(flavour, [RuntimeError("first read"), RuntimeError("second read")])
 
