@@ -574,16 +574,10 @@ def _import_from(mutants: Path, env: dict[str, str]) -> list[str]:
               guard_lib.DeviceGuard.__module__, "guard_lib._core" in sys.modules, sep=" | ")
         """
     )
-    # mutmut's copy first on the path, as mutmut puts it, and the child started there, not in the checkout
-    path = os.pathsep.join(filter(None, [str(mutants), env.get("PYTHONPATH", "")]))
-    done = subprocess.run(
-        [sys.executable, "-c", program],
-        env={**env, "PYTHONPATH": path},
-        cwd=mutants,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    # A script beside mutmut's copy: Python puts its folder first on the path, as mutmut puts mutants/.
+    probe = mutants / "probe.py"
+    probe.write_text(program, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout.rstrip("\n").split(" | ")
 
