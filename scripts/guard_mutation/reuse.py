@@ -4,8 +4,9 @@ Each engine gives every ``Outcome`` a ``depends`` digest of what its verdict res
 it was judged against, the tests that reached it and their helpers, the configuration, the interpreter.
 A later run keeps an earlier outcome only where that digest is the same: with the same inputs a verdict is
 the same (the tests run with a fixed seed), so a kill is kept only while nothing that could make the mutant
-survive has changed, and reuse never hides a survivor. An invalid outcome is always judged again. Code is
-read as its tokens, so a change of comments or spacing keeps every verdict.
+survive has changed, and reuse never hides a survivor. An engine gives an outcome no digest where the same
+inputs need not give it again (mutmut's "interrupted" or "suspicious"): that one is always judged again.
+Code is read as its tokens, so a change of comments or spacing keeps every verdict.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from .model import INVALID, VERDICTS, Outcome, Run
+from .model import Outcome, Run
 
-REUSABLE = frozenset(VERDICTS) - {INVALID}
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 
 
@@ -53,7 +53,7 @@ def kept(previous: Run | None, mutant_id: str, depends: str) -> Outcome | None:
     for record in previous.records:
         if record.mutant.id == mutant_id:
             outcome = record.outcome
-            if outcome.depends == depends and outcome.verdict in REUSABLE:
+            if outcome.depends == depends:
                 return replace(outcome, reused=True)
             return None
     return None

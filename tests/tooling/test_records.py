@@ -224,7 +224,7 @@ def test_an_interrupted_save_leaves_the_store_as_it_was(
     assert list(tmp_path.iterdir()) == [path]
 
 
-def test_an_outcome_is_kept_only_with_the_same_digest_and_never_an_invalid_one() -> None:
+def test_an_outcome_is_kept_only_with_the_same_digest_and_never_without_one() -> None:
     def earlier(verdict: str, depends: str) -> Run:
         return Run("toy", (Record(mutant(), Outcome(verdict, depends=depends)),))
 
@@ -232,7 +232,7 @@ def test_an_outcome_is_kept_only_with_the_same_digest_and_never_an_invalid_one()
     assert kept is not None
     assert kept.reused
     assert reuse.kept(earlier("killed", "d1"), "m1", "d2") is None
-    assert reuse.kept(earlier("invalid", "d1"), "m1", "d1") is None
+    assert reuse.kept(earlier("survived", "d1"), "m1", "d1") is not None  # with the same inputs, the same
     assert reuse.kept(earlier("killed", ""), "m1", "") is None
     assert reuse.kept(None, "m1", "d1") is None
     assert reuse.digest(["ab", "c"]) != reuse.digest(["a", "bc"])

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..model import INVALID, KILLED, NO_TESTS, SURVIVED, TIMEOUT, Mutant, Outcome
-from ..reuse import REUSABLE, digest, files_digest
+from ..reuse import digest, files_digest
 from . import EngineError
 
 MUTANTS = "mutants"
@@ -187,7 +187,7 @@ class State:
         verdict = VERDICT_BY_STATUS[status]
         said = f"mutmut: {status} (exit status {entry.exit_code})"
         detail = "" if status.replace(" ", "-") == verdict else said
-        return Outcome(verdict, (), entry.seconds, detail, self.depends(name) if verdict in REUSABLE else "")
+        return Outcome(verdict, (), entry.seconds, detail, self.depends(name) if verdict != INVALID else "")
 
     def clear(self, names: set[str]) -> None:
         """Forget mutmut's verdicts of ``names`` (``exit_code_by_key`` back to null): it judges them again."""

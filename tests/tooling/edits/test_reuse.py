@@ -1,5 +1,5 @@
-"""The one reuse rule: a kill is kept while everything it depends on is the same; a changed test, the
-package's code or the interpreter re-judges it; a verdict that is not a kill is never kept."""
+"""The one reuse rule: an outcome is kept while everything it depends on is the same; a changed test, the
+package's code or the interpreter re-judges it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from guard_mutation import config
+from guard_mutation import config, reuse
 from guard_mutation.engines import Request
 from guard_mutation.engines.edits import ENGINE, catalogue, depends, operators, orchestrate
 from guard_mutation.model import KILLED, SURVIVED, Outcome, Record, Run
@@ -43,29 +43,29 @@ def test_the_digest_follows_the_tests_a_verdict_ran(project: Path) -> None:
     assert not set(_digests(project).values()) & set(after.values())  # the package's code: every verdict
 
 
-def test_a_kill_is_kept_only_with_the_same_inputs_and_nothing_else_ever() -> None:
+def test_an_outcome_is_kept_only_with_the_same_inputs() -> None:
     mutant = ENGINE.mutants(Request(FIXTURE, config.read(FIXTURE / "mutation_config.toml")))[0]
     earlier = Run("edits", (Record(mutant, Outcome(KILLED, ("t",), depends="d1")),))
-    assert depends.kept(earlier, mutant.id, "d1") == Outcome(KILLED, ("t",), depends="d1", reused=True)
-    assert depends.kept(earlier, mutant.id, "d2") is None
-    assert depends.kept(earlier, "another", "d1") is None
+    assert reuse.kept(earlier, mutant.id, "d1") == Outcome(KILLED, ("t",), depends="d1", reused=True)
+    assert reuse.kept(earlier, mutant.id, "d2") is None
+    assert reuse.kept(earlier, "another", "d1") is None
     survivor = Run("edits", (Record(mutant, Outcome(SURVIVED, depends="d1")),))
-    assert depends.kept(survivor, mutant.id, "d1") is None
-    assert depends.kept(None, mutant.id, "d1") is None
+    assert reuse.kept(survivor, mutant.id, "d2") is None  # a survivor's inputs changed: judged again
+    assert reuse.kept(None, mutant.id, "d1") is None
 
 
-def test_a_run_keeps_the_kills_that_hold_and_judges_the_rest(
+def test_a_run_keeps_the_outcomes_that_hold_and_judges_the_rest(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cfg = config.read(project / "mutation_config.toml")
     request = Request(project, cfg)
     digests = _digests(project)
     mutants = ENGINE.mutants(request)
-    survivor = mutants[-1].id
+    changed = mutants[-1].id
     earlier = Run(
         "edits",
         tuple(
-            Record(m, Outcome(SURVIVED if m.id == survivor else KILLED, depends=digests[m.id]))
+            Record(m, Outcome(SURVIVED, depends="stale" if m.id == changed else digests[m.id]))
             for m in mutants
         ),
     )
@@ -79,7 +79,7 @@ def test_a_run_keeps_the_kills_that_hold_and_judges_the_rest(
 
     monkeypatch.setattr(orchestrate, "execute", execute)
     run = ENGINE.run(replace(request, previous=earlier))
-    assert judged == [["add-minus", survivor]]  # the canary runs whenever anything else does
+    assert judged == [["add-minus", changed]]  # the canary runs whenever anything else does
     assert [r.outcome.reused for r in run.records] == [r.mutant.id not in judged[0] for r in run.records]
     assert all(r.outcome.depends == digests[r.mutant.id] for r in run.records)
     everything_kept = Run(

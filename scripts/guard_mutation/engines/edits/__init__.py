@@ -56,7 +56,8 @@ class EditsEngine:
         from dataclasses import replace
 
         from ...model import Record, Run
-        from .depends import digests, kept
+        from ...reuse import kept
+        from .depends import digests
         from .orchestrate import execute
 
         if any(value not in OPTIONS.get(key, ()) for key, value in request.options.items()):

@@ -1,18 +1,15 @@
 """What each verdict depends on (``Outcome.depends``): the mutant's diff; the package's code (as tokens:
 comments and spacing count for nothing); the test files it ran (a catalogue mutant's ``killed_by``
 files; under ``full`` and for a generated mutant, every one) and their helpers; the harness's settings,
-pyproject.toml, setup.py, this engine's code, the interpreter, implementation and runtime. Only a kill
-whose inputs are all the same is ever kept."""
+pyproject.toml, setup.py, this engine's code, the interpreter, implementation and runtime."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from ...config import Config
-from ...model import KILLED, Outcome, Run
 from ...reuse import code_of, digest
 from .edit import Edit
 
@@ -62,12 +59,3 @@ def digests(config: Config, root: Path, edits: Iterable[Edit], runtime: str, ful
         ran = every if edit.generated or full else [_code(root / f, root) for f in files]
         out[edit.id] = digest([base, edit.impl, edit.id, edit.mutant.diff, *killed_by, *ran])
     return out
-
-
-def kept(previous: Run | None, mutant_id: str, depends: str) -> Outcome | None:
-    """The earlier kill of ``mutant_id`` where its inputs were exactly ``depends``; never another verdict."""
-    for record in previous.records if previous is not None and depends else ():
-        if record.mutant.id == mutant_id:
-            held = record.outcome
-            return replace(held, reused=True) if held.verdict == KILLED and held.depends == depends else None
-    return None
