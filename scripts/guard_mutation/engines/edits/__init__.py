@@ -75,7 +75,7 @@ class EditsEngine:
         todo = [e for e in chosen if e.id not in outcomes]
         if todo and canary is not None and canary not in todo:
             todo.insert(0, canary)  # the canary runs whenever anything else does, and is judged now
-        log.info("edits: %d mutants, %d kills kept, %d to judge", len(chosen), len(outcomes), len(todo))
+        log.info("edits: %d mutants, %d outcomes kept, %d to judge", len(chosen), len(outcomes), len(todo))
         if todo:
             jobs, warm = request.jobs or request.config.harness.jobs, request.options.get("engine") != "cold"
             run = {"jobs": jobs, "full": request.full, "runtime": request.runtime, "warm": warm}
