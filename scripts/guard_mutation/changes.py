@@ -10,6 +10,7 @@ comparison is refused, naming the ref to use.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 import subprocess
@@ -95,8 +96,6 @@ def changed_since(ref: str, root: Path, package: str, tests: Iterable[str]) -> C
 
 def changed_code_lines(old: str, new: str) -> set[int]:
     """Lines of ``new`` whose code differs from ``old``; a removal marks the lines either side of it."""
-    import difflib
-
     before, after = logical_lines(old), logical_lines(new)
     matcher = difflib.SequenceMatcher(None, [k for k, _ in before], [k for k, _ in after], autojunk=False)
     found: set[int] = set()

@@ -21,8 +21,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - 3.10
     import tomli as tomllib
 
-MODULE_SCOPE = "<module>"
-
 
 class ConfigError(Exception):
     """The config is missing, not TOML, or not what this module reads: bad input (exit 2)."""

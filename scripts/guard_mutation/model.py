@@ -53,15 +53,11 @@ class Mutant:
         )
 
     def to_json(self) -> dict[str, Any]:
-        document = asdict(self)
-        document["killed_by"] = list(self.killed_by)
-        return document
+        return _plain(self)
 
     @classmethod
     def from_json(cls, document: Mapping[str, Any], where: str = "mutant") -> Mutant:
-        data = dict(_fields(document, where, _MUTANT_TYPES))
-        data["killed_by"] = tuple(data.get("killed_by", ()))
-        return cls(**data)
+        return cls(**_fields(document, where, _MUTANT_TYPES))
 
 
 @dataclass(frozen=True)
@@ -80,16 +76,12 @@ class Outcome:
             raise RecordError(f"verdict {self.verdict!r} is not one of {', '.join(VERDICTS)}")
 
     def to_json(self) -> dict[str, Any]:
-        document = asdict(self)
-        document["killers"] = list(self.killers)
-        return document
+        return _plain(self)
 
     @classmethod
     def from_json(cls, document: Mapping[str, Any], where: str = "outcome") -> Outcome:
-        data = dict(_fields(document, where, _OUTCOME_TYPES))
-        data["killers"] = tuple(data.get("killers", ()))
         try:
-            return cls(**data)
+            return cls(**_fields(document, where, _OUTCOME_TYPES))
         except RecordError as exc:
             raise RecordError(f"{where}: {exc}") from exc
 
@@ -177,7 +169,13 @@ _OUTCOME_TYPES: dict[str, tuple[type, ...]] = {
 _REQUIRED = {"engine", "id", "file", "line", "end_line", "operator", "diff", "verdict"}
 
 
+def _plain(record: Mutant | Outcome) -> dict[str, Any]:
+    """A record as JSON holds it: its tuples as lists."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(record).items()}
+
+
 def _fields(document: Any, where: str, types: Mapping[str, tuple[type, ...]]) -> dict[str, Any]:
+    """The document's fields, each checked against ``types``, its lists made tuples (records are frozen)."""
     if not isinstance(document, Mapping):
         raise RecordError(f"{where}: an object")
     unknown = sorted(set(document) - set(types))
@@ -192,4 +190,4 @@ def _fields(document: Any, where: str, types: Mapping[str, tuple[type, ...]]) ->
             raise RecordError(f"{where}.{key}: {type(value).__name__}, not {wanted[0].__name__}")
         if isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value):
             raise RecordError(f"{where}.{key}: a list of text")
-    return dict(document)
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in document.items()}

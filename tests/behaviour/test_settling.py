@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pytest
@@ -169,17 +170,17 @@ def test_a_with_puts_the_thread_back_when_both_settlings_raise(flavour: str) -> 
     assert len(_restores(sim)) == 1
 
 
-def test_a_shared_device_borrowed_elsewhere_puts_the_thread_back_when_both_settlings_raise(
-    flavour: str,
-) -> None:
-    # Another thread holds the device: this thread's with makes a borrow of its own, which it settles.
+def _entered_elsewhere_with_reads_failing(flavour: str, reads: Sequence[BaseException]) -> list[object]:
+    """What a thread saw entering a shared device that another thread holds, when its switch fails and
+    moves it and ``reads`` raise in turn: the error it got, its device after, how many restores it made.
+    The holder's device is checked kept throughout, and the thread that held it is back on 0 at the end."""
     sim = _runtime(flavour, [])
     assert isinstance(sim, _ReadsAfterTheSwitch)
     shared = device(2, runtime=sim)
     seen: list[object] = []
 
     def refused() -> None:
-        sim.reads = [RuntimeError("first read"), RuntimeError("second read")]
+        sim.reads = list(reads)
         sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=1)
         try:
             with shared:
@@ -193,35 +194,25 @@ def test_a_shared_device_borrowed_elsewhere_puts_the_thread_back_when_both_settl
         worker.start()
         worker.join()
         assert sim.current_device == 2
-    assert seen == ["second read", 0, 1]
     assert sim.current_device == 0
+    return seen
+
+
+def test_a_shared_device_borrowed_elsewhere_puts_the_thread_back_when_both_settlings_raise(
+    flavour: str,
+) -> None:
+    # Another thread holds the device: this thread's with makes a borrow of its own, which it settles.
+    seen = _entered_elsewhere_with_reads_failing(
+        flavour, [RuntimeError("first read"), RuntimeError("second read")]
+    )
+    assert seen == ["second read", 0, 1]
 
 
 def test_a_shared_device_borrowed_elsewhere_settles_its_own_borrow_twice_more(flavour: str) -> None:
     # The borrow of its own is settled twice by its entry and twice more around it: where the first three
     # settlings raise, the fourth puts this thread back, once.
-    sim = _runtime(flavour, [])
-    assert isinstance(sim, _ReadsAfterTheSwitch)
-    shared = device(2, runtime=sim)
-    seen: list[object] = []
-
-    def refused() -> None:
-        sim.reads = [RuntimeError("first read"), RuntimeError("second read"), RuntimeError("third read")]
-        sim.fail_next("set_device", LAUNCH_FAILURE, moves_to=1)
-        try:
-            with shared:
-                seen.append("the body ran on a refused borrow")
-        except RuntimeError as error:
-            seen.append(str(error))
-        seen.extend([sim.current_device, len(_restores(sim))])
-
-    with shared:
-        worker = threading.Thread(target=refused)
-        worker.start()
-        worker.join()
-        assert sim.current_device == 2
-    assert seen == ["third read", 0, 1]
-    assert sim.current_device == 0
+    reads = [RuntimeError("first read"), RuntimeError("second read"), RuntimeError("third read")]
+    assert _entered_elsewhere_with_reads_failing(flavour, reads) == ["third read", 0, 1]
 
 
 def test_a_decorated_call_puts_the_thread_back_when_both_settlings_raise(flavour: str) -> None:
