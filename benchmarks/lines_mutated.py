@@ -2,9 +2,12 @@
 
     python benchmarks/lines_mutated.py          # after a `mutmut run` (mutmut lists from its mutants/)
 
-An executable line is the first line of a statement (Python's ``ast``; for the core, each line the edits
-engine's deletion operator reads as a statement, declarations included). A line is mutated when a mutant
-of either engine (``guard-mutation list``) starts on it.
+An executable line is the first line of a statement that runs, in both implementations alike: no header
+(``def``, ``if``, ``with`` ...: their blocks' statements are counted), docstring, ``...``, ``pass`` or
+declaration (``cdef``, ``global``, ``from __future__``, a bare annotation, what only the type checker
+reads). A line is mutated when a mutant of either engine (``guard-mutation list``) changes a line of its
+statement. The headers that hold an expression (``if``, ``while``, ``for``, ``with``, ``match``) are
+counted apart.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from pathlib import Path
 
 from guard_mutation.config import read
 from guard_mutation.engines.edits import scopes
-from guard_mutation.engines.edits.operators.delete_statement import _DECLARATION, _DECLARATION_BLOCK, _STRING
+from guard_mutation.engines.edits.operators.delete_statement import (
+    _DECLARATION,
+    _DECLARATION_BLOCK,
+    _STRING,
+    _names,
+    _type_checking,
+    _typing_only,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,6 +49,43 @@ def _cython_statements(text: str) -> set[int]:
     return found
 
 
+def _python_statements(text: str) -> tuple[dict[int, int], dict[int, int]]:
+    """The statements of Python ``text`` that run, and the headers holding an expression: first line ->
+    last line (1-based)."""
+    tree = ast.parse(text)
+    names = _names(tree)
+    statements: dict[int, int] = {}
+    headers: dict[int, int] = {}
+
+    def visit(body: list[ast.stmt], scope: int, typed: bool) -> None:
+        for s in body:
+            constant = getattr(s.value, "value", None) if isinstance(s, ast.Expr) else None
+            if isinstance(s, ast.Pass) or isinstance(constant, str) or constant is Ellipsis:
+                continue
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(s.body, scope + 1, typed)
+                continue
+            blocks = [b for b in (getattr(s, n, None) for n in ("body", "orelse", "finalbody")) if b]
+            blocks += [h.body for h in [*getattr(s, "handlers", []), *getattr(s, "cases", [])]]
+            if blocks:
+                if isinstance(
+                    s, (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Match)
+                ):
+                    headers[s.lineno] = blocks[0][0].lineno - 1
+                for b in blocks:
+                    visit(b, scope, typed or _type_checking(s))
+                continue
+            declared = typed or isinstance(s, (ast.Global, ast.Nonlocal))
+            declared |= isinstance(s, ast.AnnAssign) and s.value is None
+            declared |= isinstance(s, ast.ImportFrom) and s.module == "__future__"
+            declared |= not scope and _typing_only(s, names)
+            if not declared:
+                statements[s.lineno] = s.end_lineno or s.lineno
+
+    visit(tree.body, 0, False)
+    return statements, headers
+
+
 def main() -> int:
     listed = subprocess.run(
         [sys.executable, "-m", "guard_mutation", "list", "edits", "mutmut"],
@@ -51,22 +98,31 @@ def main() -> int:
     for line in listed:
         where = line.split("\t")[2]
         file, _, number = where.rpartition(":")
-        mutated.setdefault(file, set()).add(int(number))
+        first, _, last = number.partition("-")
+        mutated.setdefault(file, set()).update(range(int(first), int(last or first) + 1))
     package = read(ROOT / "mutation_config.toml", ROOT).harness.package
     for suffix, name in ((".py", "the reference"), (".pyx", "the core")):
-        total, missed = 0, []
+        total, missed, heads, heads_missed = 0, [], 0, []
         for path in sorted((ROOT / package).glob(f"*{suffix}")):
             rel = path.relative_to(ROOT).as_posix()
             text = path.read_text(encoding="utf-8")
             if suffix == ".py":
-                lines = {n.lineno for n in ast.walk(ast.parse(text)) if isinstance(n, ast.stmt)}
+                spans, headers = _python_statements(text)
             else:
-                lines = _cython_statements(text)
-            total += len(lines)
-            missed += [f"{rel}:{n}" for n in sorted(lines - mutated.get(rel, set()))]
+                spans, headers = {n: n for n in _cython_statements(text)}, {}
+            hit = mutated.get(rel, set())
+            total, heads = total + len(spans), heads + len(headers)
+            missed += [f"{rel}:{n}" for n, end in sorted(spans.items()) if not hit & set(range(n, end + 1))]
+            heads_missed += [
+                f"{rel}:{n}" for n, end in sorted(headers.items()) if not hit & set(range(n, end + 1))
+            ]
         print(f"{name}: {total - len(missed)} of {total} executable lines mutated by some engine")
         for where in missed:
             print(f"  not mutated: {where}")
+        if heads:
+            print(f"{name}: {heads - len(heads_missed)} of {heads} headers holding an expression mutated")
+            for where in heads_missed:
+                print(f"  header not mutated: {where}")
     return 0
 
 

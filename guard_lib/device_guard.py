@@ -168,11 +168,11 @@ class _Borrow:
         # Whichever borrow of this object the calling thread holds, if any.
         if not self._restored and self._thread is _tokens.token:
             self._settle()
-            return
-        elsewhere = self._elsewhere
-        own = elsewhere.get(_tokens.token) if elsewhere else None
-        if own is not None:  # only an interrupt gets here
-            own._settle()
+        else:
+            elsewhere = self._elsewhere
+            own = elsewhere.get(_tokens.token) if elsewhere else None
+            if own is not None:  # only an interrupt gets here
+                own._settle()
 
     __exit__ = close
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"guard-mutation {args.command}: interrupted; the store is as it was", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # a reader that stopped early (`| head`): what it took was whole
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 def _run(args: argparse.Namespace) -> int:

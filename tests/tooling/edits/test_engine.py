@@ -81,15 +81,17 @@ def test_a_request_selects_by_id_and_by_change() -> None:
     request = Request(FIXTURE, config.read(FIXTURE / "mutation_config.toml"))
     every = ENGINE.mutants(request)
     assert [m.id for m in every[:3]] == ["add-minus", "clamp-low-deleted", "bump-forgets-count"]
-    assert len(every) == 6
+    assert len(every) == 10  # 3 named, 7 deleted: 2 at module level, 1 of a class, 4 mutmut leaves
     assert request.whole
     only = Request(FIXTURE, request.config, only=("clamp-low-deleted",))
     assert [m.id for m in ENGINE.mutants(only)] == ["clamp-low-deleted"]
     with pytest.raises(EngineError, match="no mutant of the edits engine has the id 'nope'"):
         ENGINE.mutants(Request(FIXTURE, request.config, only=("nope",)))
     on_line = Change("HEAD", "0" * 40, lines={"counterpkg/core.py": frozenset({12})})
-    assert [m.id for m in ENGINE.mutants(Request(FIXTURE, request.config, change=on_line))] == [
-        "clamp-low-deleted"
+    selected = ENGINE.mutants(Request(FIXTURE, request.config, change=on_line))
+    assert [(m.id if m.killed_by else m.operator, m.line) for m in selected] == [
+        ("clamp-low-deleted", 11),  # its edit reaches line 12
+        ("delete-statement", 12),
     ]
     by_test = Change("HEAD", "0" * 40, tests=frozenset({"tests/check_core.py"}))
     assert len(ENGINE.mutants(Request(FIXTURE, request.config, change=by_test))) == 3  # the catalogue's alone
@@ -115,9 +117,12 @@ def test_the_generated_deletions_run_beside_the_catalogue(project: Path) -> None
     assert generated["from counterpkg.core import Counter, add, clamp"].verdict == KILLED
     assert generated['__all__ = ["Counter", "add", "clamp"]'].verdict == SURVIVED
     assert generated['label = "counter"'].verdict == SURVIVED
-    assert run.notes == (
-        "delete-statement: the 2 .py files 3 of 4 statements mutated (1 declarations skipped)",
+    assert generated["return self.count"].verdict == KILLED  # in a function, where mutmut mutates nothing
+    assert run.notes[0] == (
+        "delete-statement: the 2 .py files 7 of 12 statements mutated "
+        "(1 declarations, 4 mutated by mutmut skipped)"
     )
+    assert run.notes[1].startswith("compiler equivalence: delete-statement on python 0 of 7 proven")
     assert all(r.outcome.verdict == KILLED for r in run.records if r.mutant.killed_by)
 
 

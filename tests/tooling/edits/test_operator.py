@@ -1,9 +1,11 @@
-"""The generated operators: ``delete-statement`` on Python (outside function bodies) and on the real
-Cython text, what it makes and what it leaves alone (counted), its stable ids, and the registry."""
+"""The generated operators: ``delete-statement`` on Python (where mutmut makes no mutant) and on the real
+Cython text, what it makes and what it leaves alone (counted, by reason and by narrowing rule), its
+stable ids, and the registry."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +14,13 @@ import pytest
 from guard_mutation import config
 from guard_mutation.engines import EngineError
 from guard_mutation.engines.edits import operators
-from guard_mutation.engines.edits.operators.delete_statement import DECLARATIONS, OPERATOR, REFUSED
+from guard_mutation.engines.edits.operators.delete_statement import (
+    DECLARATIONS,
+    LAST_RETURN,
+    MUTMUT,
+    OPERATOR,
+    REFUSED,
+)
 
 FIXTURE = Path(__file__).resolve().parent / "fixture_project"
 PYTHON = textwrap.dedent(
@@ -84,9 +92,10 @@ def _deleted(found: operators.Found) -> dict[str, str]:
     return {" ".join(e.mutant.changed_lines()[:-1]): e.scope for e in found.edits}
 
 
-def test_python_statements_outside_function_bodies_are_deleted() -> None:
+def test_python_statements_mutmut_makes_no_mutant_of_are_deleted() -> None:
     found = OPERATOR.find("pkg/mod.py", PYTHON)
     assert _deleted(found) == {
+        "return x": "helper",  # mutmut mutates the string above it and `self.value = 1`, not this
         "import logging": "<module>",
         "from typing import TYPE_CHECKING, TypeVar": "<module>",
         'log = logging.getLogger("pkg")': "<module>",
@@ -103,8 +112,72 @@ def test_python_statements_outside_function_bodies_are_deleted() -> None:
 def test_python_declarations_and_shared_lines_are_counted_but_left_alone() -> None:
     found = OPERATOR.find("pkg/mod.py", PYTHON)
     # __future__, TYPE_CHECKING's import, the TypeVar only annotations use, the bare annotation
-    assert found.skipped == {DECLARATIONS: 4, REFUSED: 2}  # `kind = ...; other = 1`: two statements, one line
-    assert found.statements == 5 + 4 + 2  # docstrings, headers and function bodies are not counted
+    assert found.skipped == {DECLARATIONS: 4, REFUSED: 2, MUTMUT: 2}  # `kind = ...; other = 1`: one line
+    assert found.statements == 6 + 4 + 2 + 2  # docstrings and headers are not counted
+
+
+FUNCTIONS = textwrap.dedent(
+    """\
+    def ends(flag, items):
+        if flag:
+            items.clear()
+            return None
+        for item in items:
+            if item:
+                return
+        touch(items)
+        if items:
+            return None
+        else:
+            try:
+                items.pop()
+            except IndexError:
+                return
+
+
+    def goes_on(items):
+        try:
+            return None
+        except IndexError:
+            return None
+        else:
+            return None
+        finally:
+            items.clear()
+
+
+    def tried(items):
+        try:
+            items.pop()
+            return None
+        except IndexError:
+            return None
+        else:
+            items.clear()
+    """
+)
+
+
+def test_a_function_body_is_deleted_where_mutmut_makes_no_mutant_on_the_line() -> None:
+    def lines(found: operators.Found) -> set[int]:
+        return {e.mutant.line for e in found.edits}
+
+    everything = OPERATOR.find("pkg/mod.py", FUNCTIONS, set())
+    left = OPERATOR.find("pkg/mod.py", FUNCTIONS, {3, 8})
+    assert lines(everything) - lines(left) == {3, 8}
+    assert left.skipped[MUTMUT] == 2
+    # by default, mutmut's own generation says where it mutates: here the string and `self.value = 1`
+    assert lines(OPERATOR.find("pkg/mod.py", PYTHON)) & {20, 32} == set()
+
+
+def test_rule_last_return_keeps_a_return_the_function_would_not_fall_off_to() -> None:
+    found = OPERATOR.find("pkg/mod.py", FUNCTIONS, set())
+    lines = sorted(e.mutant.line for e in found.edits if e.mutant.changed_lines()[0].startswith("return"))
+    # removed: the return of the last if's body, the bare one in the last handler of its else, the one
+    # of a last handler;
+    # kept: one before more code, one in a loop, and each beside an else or a finally
+    assert found.skipped[LAST_RETURN] == 3
+    assert lines == [4, 7, 20, 22, 24, 32]
 
 
 def test_cython_statements_are_deleted_where_python_cannot_read_them() -> None:
@@ -130,16 +203,53 @@ def test_an_id_names_what_is_deleted_not_where() -> None:
     assert len({e.id for e in twice}) == 2
 
 
-def test_the_registry_runs_the_configured_operators_over_the_package() -> None:
-    cfg = config.read(FIXTURE / "mutation_config.toml")
-    made, notes = operators.generate(cfg, FIXTURE, [])
-    assert {(e.mutant.function, e.mutant.operator, e.mutant.killed_by) for e in made} == {
-        ("counterpkg:<module>", "delete-statement", ()),  # the package's __init__.py
-        ("counterpkg.core:Counter", "delete-statement", ()),
+def test_the_registry_runs_the_configured_operators_over_the_package(tmp_path: Path) -> None:
+    project = Path(shutil.copytree(FIXTURE, tmp_path / "project"))
+    (project / "pyproject.toml").unlink()
+    cfg = config.read(project / "mutation_config.toml")
+    made, notes = operators.generate(cfg, project, [])
+    # no [tool.mutmut]: mutmut mutates nothing here, so every statement is deleted, functions' too
+    assert {e.mutant.function for e in made} == {
+        "counterpkg:<module>",  # the package's __init__.py
+        "counterpkg.core:Counter",
+        *(
+            f"counterpkg.core:{f}"
+            for f in ("add", "clamp", "Counter.__init__", "Counter.bump", "Counter.reset")
+        ),
     }
-    assert notes == ["delete-statement: the 2 .py files 3 of 4 statements mutated (1 declarations skipped)"]
+    assert {e.mutant.operator for e in made} == {"delete-statement"}
+    assert notes == ["delete-statement: the 2 .py files 11 of 12 statements mutated (1 declarations skipped)"]
     excluded = replace(cfg, edits=replace(cfg.edits, exclude=("counterpkg/__init__.py",)))
-    assert {e.file for e in operators.generate(excluded, FIXTURE, [])[0]} == {"counterpkg/core.py"}
+    assert {e.file for e in operators.generate(excluded, project, [])[0]} == {"counterpkg/core.py"}
+
+
+@pytest.mark.parametrize(
+    ("table", "left_to_mutmut"),
+    [
+        ('source_paths = ["counterpkg"]', True),
+        ('source_paths = ["counterpkg"]\nonly_mutate = ["counterpkg/core.py"]', True),
+        ('source_paths = ["counterpkg"]\ndo_not_mutate = ["counterpkg/core.py"]', False),
+        ('source_paths = ["elsewhere"]', False),
+        ('only_mutate = ["counterpkg/*"]', False),  # mutmut's default source_paths: src
+    ],
+)
+def test_the_functions_mutmut_is_configured_to_mutate_are_left_to_it(
+    tmp_path: Path, table: str, left_to_mutmut: bool
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURE, project)
+    (project / "pyproject.toml").write_text(f"[tool.mutmut]\n{table}\n", encoding="utf-8")
+    made, notes = operators.generate(config.read(project / "mutation_config.toml"), project, [])
+    in_functions = [
+        e for e in made if e.mutant.function not in ("counterpkg:<module>", "counterpkg.core:Counter")
+    ]
+    lines = {e.mutant.line for e in in_functions}
+    if left_to_mutmut:
+        assert "mutated by mutmut" in notes[0]
+        assert lines
+        assert 7 not in lines  # `a + b`: mutmut swaps the operator
+    else:
+        assert len(in_functions) == 8
 
 
 def test_an_edit_the_catalogue_makes_is_left_to_it_and_an_unknown_operator_refused() -> None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import EngineError, Request
 
 if TYPE_CHECKING:
-    from ...model import Mutant, Run
+    from ...model import Mutant, Outcome, Run
     from .edit import Edit
 
 log = logging.getLogger("guard_mutation.engines.edits")
@@ -75,9 +76,20 @@ class EditsEngine:
         todo = [e for e in chosen if e.id not in outcomes]
         if todo and canary is not None and canary not in todo:
             todo.insert(0, canary)  # the canary runs whenever anything else does, and is judged now
-        log.info("edits: %d mutants, %d outcomes kept, %d to judge", len(chosen), len(outcomes), len(todo))
         if todo:
-            jobs, warm = request.jobs or request.config.harness.jobs, request.options.get("engine") != "cold"
+            jobs = request.jobs or request.config.harness.jobs
+            equivalent, note = _proven(todo, jobs)
+            outcomes |= equivalent
+            notes = [*notes, note]
+            todo = [e for e in todo if e.id not in equivalent]
+        log.info(
+            "edits: %d mutants, %d outcomes kept or proven, %d to judge",
+            len(chosen),
+            len(outcomes),
+            len(todo),
+        )
+        if todo:
+            warm = request.options.get("engine") != "cold"
             run = {"jobs": jobs, "full": request.full, "runtime": request.runtime, "warm": warm}
             outcomes |= execute(request.config, request.root, todo, canary if canary in todo else None, **run)
         records = tuple(
@@ -86,6 +98,28 @@ class EditsEngine:
             if e.id in outcomes
         )
         return Run(self.name, records, request.whole and not catalogue_alone, tuple(notes))
+
+
+def _proven(todo: list[Edit], jobs: int) -> tuple[dict[str, Outcome], str]:
+    """The generated mutants the compiler proves equivalent (``equivalence``): never run."""
+    import tempfile
+    import time
+    from collections import Counter
+
+    from ...model import EQUIVALENT, Outcome
+    from .equivalence import proven
+
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="guard-mutation-equivalence-") as tmp:
+        found = proven(todo, Path(tmp), jobs)
+    seconds = time.monotonic() - started
+    looked = Counter(f"{e.mutant.operator} on {e.impl}" for e in todo if e.generated)
+    hits = Counter(f"{e.mutant.operator} on {e.impl}" for e in todo if e.id in found)
+    each = ", ".join(f"{what} {hits[what]} of {n}" for what, n in sorted(looked.items())) or "none generated"
+    note = f"compiler equivalence: {each} proven, in {seconds:.1f}s; those are not run"
+    log.info("edits: %s", note)
+    share = seconds / max(1, len(found))
+    return {i: Outcome(EQUIVALENT, seconds=round(share, 3), detail=proof) for i, proof in found.items()}, note
 
 
 ENGINE = EditsEngine()

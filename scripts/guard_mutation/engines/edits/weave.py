@@ -129,8 +129,10 @@ def _lines(source: str) -> list[str]:
     return (source if source.endswith("\n") or not source else source + "\n").splitlines(keepends=True)
 
 
-def weave(original: str, mutants: Sequence[tuple[str, str]], module: str) -> Schema:
-    """``original`` (of ``module``) with each ``(id, mutated source)`` behind a switch, from 1 in order."""
+def weave(original: str, mutants: Sequence[tuple[str, str]], module: str, *, fixed: bool = False) -> Schema:
+    """``original`` (of ``module``) with each ``(id, mutated source)`` behind a switch, from 1 in order.
+    ``fixed``: the switch is the C macro ``GUARD_MUTATION_MUTANT`` (0 unless the compiler is told), which
+    the optimiser folds: a build of mutant n alone, for the compiler's equivalence check."""
     lines = _lines(original)
     found = statements(lines)
     placed = [
@@ -170,16 +172,13 @@ def weave(original: str, mutants: Sequence[tuple[str, str]], module: str) -> Sch
         done = union.last + 1
     out += lines[done:]
     out.append(_TAIL.format(size=len(mutants) + 1, module=module, env=SWITCH_ENV))
+    out.append(_FIXED if fixed else _ON)
     return Schema("".join(out), numbers, unwoven, owners)
 
 
 _TAIL = """
 
 cdef unsigned char _harness_seen_[{size}]
-
-cdef inline bint _harness_on_(int number) noexcept nogil:
-    _harness_seen_[number] = 1
-    return _harness_mutant_ == number
 
 cdef int _harness_from_env_() except -1:
     module, _, number = __import__("os").environ.get("{env}", "").rpartition(":")
@@ -195,6 +194,25 @@ def _harness_reached_():
         _harness_seen_[n] = 0
     return reached
 """
+
+
+_ON = """
+cdef inline bint _harness_on_(int number) noexcept nogil:
+    _harness_seen_[number] = 1
+    return _harness_mutant_ == number
+"""
+_FIXED = '''
+cdef extern from *:
+    """
+    #ifndef GUARD_MUTATION_MUTANT
+    #define GUARD_MUTATION_MUTANT 0
+    #endif
+    """
+    const int GUARD_MUTATION_MUTANT
+
+cdef inline bint _harness_on_(int number) noexcept nogil:
+    return GUARD_MUTATION_MUTANT == number
+'''
 
 
 def culprits(schema: Schema, file: str, output: str) -> set[str]:

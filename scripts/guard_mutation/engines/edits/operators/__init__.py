@@ -5,8 +5,10 @@ operator is one more module, and one more entry in ``_all()``."""
 
 from __future__ import annotations
 
+import fnmatch
+import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -14,6 +16,11 @@ from typing import Protocol
 from ....config import Config
 from ... import EngineError
 from ..edit import COMPILED_SUFFIX, Edit
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
 
 
 @dataclass
@@ -26,13 +33,35 @@ class Found:
 class Operator(Protocol):
     name: str
 
-    def find(self, file: str, source: str) -> Found: ...
+    def find(self, file: str, source: str, mutmut: set[int] | None = None) -> Found: ...
 
 
 def _all() -> list[Operator]:
     from . import delete_statement
 
     return [delete_statement.OPERATOR]
+
+
+def _left_by_mutmut(root: Path) -> Callable[[str], bool]:
+    """Whether mutmut leaves a file's functions alone: no ``[tool.mutmut]`` in pyproject.toml, a file
+    outside its ``source_paths`` (mutmut's guess, ``src``, without them) or ``only_mutate``, or one in
+    ``do_not_mutate``."""
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8")
+        table = tomllib.loads(text).get("tool", {}).get("mutmut")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        table = None
+    if not isinstance(table, dict):
+        return lambda file: True
+    paths = [str(p).rstrip("/") for p in table.get("source_paths") or ["src"]]
+    only, skipped = (list(map(str, table.get(key) or [])) for key in ("only_mutate", "do_not_mutate"))
+
+    def alone(file: str) -> bool:
+        inside = any(file == p or file.startswith(f"{p}/") for p in paths)
+        chosen = not only or any(fnmatch.fnmatch(file, p) for p in only)
+        return not (inside and chosen) or any(fnmatch.fnmatch(file, p) for p in skipped)
+
+    return alone
 
 
 def generate(config: Config, root: Path, catalogue: Sequence[Edit]) -> tuple[list[Edit], list[str]]:
@@ -47,12 +76,14 @@ def generate(config: Config, root: Path, catalogue: Sequence[Edit]) -> tuple[lis
     found = sorted(where.rglob("*")) if where.is_dir() else [root / f"{config.harness.package}.py"]
     files = [p.relative_to(root).as_posix() for p in found if p.suffix in (".py", COMPILED_SUFFIX)]
     files = [f for f in files if f not in config.edits.exclude and "__pycache__" not in f]
+    alone = _left_by_mutmut(root)
     taken, made, notes = {(e.file, e.mutated) for e in catalogue}, list[Edit](), list[str]()
     for name, compiled in ((name, c) for name in config.edits.operators for c in (True, False)):
         chosen = [f for f in files if f.endswith(COMPILED_SUFFIX) == compiled]
         total, skipped, before = 0, Counter[str](), len(made)
         for file in chosen:
-            one = known[name].find(file, (root / file).read_text(encoding="utf-8"))
+            source = (root / file).read_text(encoding="utf-8")
+            one = known[name].find(file, source, set() if alone(file) else None)
             total, skipped = total + one.statements, skipped + one.skipped
             skipped["made by the catalogue"] += sum((e.file, e.mutated) in taken for e in one.edits)
             made += [e for e in one.edits if (e.file, e.mutated) not in taken]

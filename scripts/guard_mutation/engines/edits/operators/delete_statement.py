@@ -1,6 +1,7 @@
 """``delete-statement``: a statement made ``pass``: every one of the real ``.pyx`` text (``with nogil``
-blocks and casts included), and every one of Python outside a function's body (module level, class
-bodies: mutmut mutates the bodies). Not docstrings, headers or ``pass``; counted but left alone:
+blocks and casts included), and every one of Python where mutmut makes no mutant (module level, class
+bodies, and a function body's statement on whose first line mutmut 3.8 mutates nothing: mutmut has the
+others, so no line is mutated twice). Not docstrings, ``...``, headers or ``pass``; counted but left alone:
 declarations (``cdef``, ``ctypedef``, ``cimport``, extern blocks, decorators, ``global``, ``from
 __future__``, a bare annotation, what ``if TYPE_CHECKING:`` holds, an import, type variable or alias only
 annotations read) and what the compiler refuses alone (a one-line clause, a statement sharing its line).
@@ -20,7 +21,9 @@ from ..edit import MODULE_SCOPE, content, split_lines
 from . import Found
 
 NAME = "delete-statement"
-DECLARATIONS, REFUSED = "declarations", "refused by the compiler"
+DECLARATIONS, REFUSED, MUTMUT = "declarations", "refused by the compiler", "mutated by mutmut"
+# Narrowing rules: edits that cannot change behaviour, not made.
+LAST_RETURN = "rule last-return: a `return None` the function would fall off to"
 _DECLARATION = re.compile(
     r"(?:cdef|cpdef|ctypedef|cimport|DEF|IF|ELIF|ELSE|include|global|nonlocal)\b|from\s+\S+\s+cimport\b|@"
 )
@@ -29,8 +32,8 @@ _STRING = re.compile(r"[rRbBuUfF]{0,2}[\"']")
 
 
 class _Maker:
-    def __init__(self, file: str, source: str) -> None:
-        self.file, self.source, self.lines = file, source, split_lines(source)
+    def __init__(self, file: str, source: str, mutmut: set[int]) -> None:
+        self.file, self.source, self.lines, self.mutmut = file, source, split_lines(source), mutmut
         self.found = Found()
         self.seen: Counter[tuple[str, str]] = Counter()
 
@@ -110,21 +113,69 @@ def _typing_only(stmt: ast.stmt, names: tuple[set[str], set[str]]) -> bool:
     return bool(bound) and all(not b.startswith("__") and b not in names[0] and b in names[1] for b in bound)
 
 
+def mutmut_lines(file: str, source: str) -> set[int]:
+    """The lines (1-based) on which mutmut 3.8 starts a mutant of ``source``: its own generation step,
+    less what it leaves alone (module level, the functions it ignores)."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+    from mutmut.mutation.file_mutation import create_mutations
+
+    module, mutations, _, ignored = create_mutations(file, source)
+    where = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = set[int]()
+    for mutation in mutations:
+        container = mutation.contained_by_top_level_function
+        if isinstance(container, cst.FunctionDef) and container.name.value not in ignored:
+            lines.add(where[mutation.original_node].start.line)
+    return lines
+
+
+def _none(value: ast.expr | None) -> bool:
+    return value is None or (isinstance(value, ast.Constant) and value.value is None)
+
+
+def _ends(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The blocks of a compound statement, last in its function, whose end falls off the function: not a
+    loop's (it goes round again), not a ``try``'s beside a ``finally``, nor its body beside an ``else``."""
+    if isinstance(stmt, (ast.If, ast.With, ast.AsyncWith)):
+        return [stmt.body, *([stmt.orelse] if isinstance(stmt, ast.If) else [])]
+    if isinstance(stmt, ast.Match):
+        return [case.body for case in stmt.cases]
+    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        tried: ast.Try = stmt  # type: ignore[assignment]
+        if tried.finalbody:
+            return []
+        return [*(h.body for h in tried.handlers), tried.orelse or tried.body]
+    return []
+
+
 def _python(
-    maker: _Maker, body: list[ast.stmt], scope: list[str], declared: bool, names: tuple[set[str], set[str]]
+    maker: _Maker,
+    body: list[ast.stmt],
+    scope: list[str],
+    declared: bool,
+    names: tuple[set[str], set[str]],
+    *,
+    mutmut: set[int] | None = None,  # inside a function: the lines mutmut mutates
+    tail: bool = False,  # falling off this block's end returns None from the function
 ) -> None:
     for stmt in body:
-        docstring = isinstance(stmt, ast.Expr) and isinstance(getattr(stmt.value, "value", None), str)
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Pass)) or docstring:
+        ending = tail and stmt is body[-1]
+        constant = getattr(stmt.value, "value", None) if isinstance(stmt, ast.Expr) else None
+        if isinstance(stmt, ast.Pass) or isinstance(constant, str) or constant is Ellipsis:
             continue
-        if isinstance(stmt, ast.ClassDef):
-            _python(maker, stmt.body, [*scope, stmt.name], declared, names)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = mutmut if mutmut is not None or isinstance(stmt, ast.ClassDef) else maker.mutmut
+            function = not isinstance(stmt, ast.ClassDef)
+            _python(maker, stmt.body, [*scope, stmt.name], declared, names, mutmut=inner, tail=function)
             continue
         nested = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
         nested += [h.body for h in [*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])]]
         if any(nested):  # a compound statement: its blocks, not its header
+            ends = {id(b) for b in _ends(stmt)} if ending else set()
             for block in filter(None, nested):
-                _python(maker, block, scope, declared or _type_checking(stmt), names)
+                inside = declared or _type_checking(stmt)
+                _python(maker, block, scope, inside, names, mutmut=mutmut, tail=id(block) in ends)
             continue
         maker.found.statements += 1
         first, last = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
@@ -137,6 +188,10 @@ def _python(
         typing = isinstance(stmt, (ast.Global, ast.Nonlocal)) or (not scope and _typing_only(stmt, names))
         if declared or future or bare or typing:
             maker.skip(DECLARATIONS)
+        elif ending and isinstance(stmt, ast.Return) and _none(stmt.value):
+            maker.skip(LAST_RETURN)
+        elif mutmut is not None and stmt.lineno in mutmut:
+            maker.skip(MUTMUT)
         elif before.strip() or (after and not after.startswith("#")):  # it shares its line
             maker.skip(REFUSED)
         else:
@@ -168,8 +223,12 @@ def _cython(maker: _Maker) -> None:
 class _DeleteStatement:
     name = NAME
 
-    def find(self, file: str, source: str) -> Found:
-        maker = _Maker(file, source)
+    def find(self, file: str, source: str, mutmut: set[int] | None = None) -> Found:
+        """``mutmut``: the lines mutmut mutates in ``file`` (None: read them from mutmut)."""
+        maker = _Maker(file, source, set())
+        if mutmut is None and not file.endswith(edit.COMPILED_SUFFIX):
+            mutmut = mutmut_lines(file, source)
+        maker.mutmut = mutmut or set()
         if file.endswith(edit.COMPILED_SUFFIX):
             _cython(maker)
         else:
