@@ -13,8 +13,8 @@ import pytest
 from guard_mutation import config
 from guard_mutation.changes import Change
 from guard_mutation.engines import EngineError, Request, SuiteRed
-from guard_mutation.engines.edits import ENGINE
-from guard_mutation.model import INVALID, KILLED, NO_TESTS, SURVIVED, TIMEOUT, WRONG_REASON
+from guard_mutation.engines.edits import ENGINE, equivalence
+from guard_mutation.model import EQUIVALENT, INVALID, KILLED, NO_TESTS, SURVIVED, TIMEOUT, WRONG_REASON
 
 FIXTURE = Path(__file__).resolve().parent / "fixture_project"
 T = "tests/check_core.py::"
@@ -124,6 +124,28 @@ def test_the_generated_deletions_run_beside_the_catalogue(project: Path) -> None
     )
     assert run.notes[1].startswith("compiler equivalence: delete-statement on python 0 of 7 proven")
     assert all(r.outcome.verdict == KILLED for r in run.records if r.mutant.killed_by)
+
+
+@pytest.mark.e2e
+def test_a_mutant_the_compiler_proves_equivalent_is_recorded_so_and_never_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = config.read(project / "mutation_config.toml")
+    target = next(
+        m for m in ENGINE.mutants(Request(project, cfg)) if m.changed_lines()[0] == "return self.count"
+    )
+    asked: list[list[str]] = []
+
+    def proven(edits: list[object], tmp: Path, jobs: int) -> dict[str, str]:
+        asked.append([e.id for e in edits])  # type: ignore[attr-defined]
+        return {target.id: "a proof"}
+
+    monkeypatch.setattr(equivalence, "proven", proven)
+    run = ENGINE.run(Request(project, cfg, only=(target.id,)))
+    assert target.id in asked[0]
+    outcome = next(r.outcome for r in run.records if r.mutant.id == target.id)
+    assert (outcome.verdict, outcome.detail) == (EQUIVALENT, "a proof")  # run, it would be killed
+    assert "delete-statement on python 1 of 1 proven" in run.notes[-1]
 
 
 @pytest.mark.e2e

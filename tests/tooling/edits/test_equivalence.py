@@ -41,6 +41,9 @@ def test_a_python_mutant_compiling_to_the_same_code_is_proven_and_another_is_not
     assert equivalence.python_same(note)
     assert equivalence.python_same(moved)  # positions aside
     assert not equivalence.python_same(value)
+    reads = "def g():\n    return a\n"
+    other = make("pkg/m.py", "g", (reads, reads.replace("a", "b")), "other", "x")
+    assert not equivalence.python_same(other)  # the same instructions, reading another name
     zero = PYTHON.replace("y = x", "y = x + 0.0")
     sign = make("pkg/m.py", "f", (zero, zero.replace("0.0", "-0.0")), "sign", "x")
     assert not equivalence.python_same(sign)  # equal constants, not the same one
@@ -63,6 +66,13 @@ def test_a_mutant_whose_switch_no_function_holds_is_not_proven(tmp_path: Path) -
     c = ["static int f(int x) {\n", "  return x;\n", "}\n"]
     edit = make("pkg/core.pyx", "f", (CORE, CORE.replace("return 0", "pass")), "gone", "delete-statement")
     assert equivalence._Translated(c, {"gone": 7}, tmp_path).proof(edit) is None
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_a_mutant_whose_builds_both_fail_is_not_proven(tmp_path: Path) -> None:
+    c = ["static int f(int x) {\n", "  return _harness_on_(7) + ;\n", "}\n"]
+    edit = make("pkg/core.pyx", "f", (CORE, CORE.replace("return 0", "pass")), "broken", "delete-statement")
+    assert equivalence._Translated(c, {"broken": 7}, tmp_path).proof(edit) is None
 
 
 def test_a_proven_mutant_is_recorded_equivalent_with_its_proof_and_a_catalogue_entry_never_is() -> None:

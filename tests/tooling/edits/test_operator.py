@@ -154,8 +154,28 @@ FUNCTIONS = textwrap.dedent(
             return None
         else:
             items.clear()
+
+
+    def zero(items):
+        touch(items)
+        return 0
+
+
+    def loops(items):
+        for item in items:
+            touch(
+                item,
+            )
+            return None
     """
 )
+
+
+def test_an_import_annotations_read_at_import_is_deleted_without_postponed_annotations() -> None:
+    source = "import os\n\n\ndef f(path: os.PathLike) -> None:\n    touch(path)\n"
+    assert "import os" in _deleted(OPERATOR.find("pkg/mod.py", source, set()))
+    postponed = "from __future__ import annotations\n\n" + source
+    assert "import os" not in _deleted(OPERATOR.find("pkg/mod.py", postponed, set()))
 
 
 def test_a_function_body_is_deleted_where_mutmut_makes_no_mutant_on_the_line() -> None:
@@ -166,6 +186,9 @@ def test_a_function_body_is_deleted_where_mutmut_makes_no_mutant_on_the_line() -
     left = OPERATOR.find("pkg/mod.py", FUNCTIONS, {3, 8})
     assert lines(everything) - lines(left) == {3, 8}
     assert left.skipped[MUTMUT] == 2
+    # a statement of several lines is mutmut's where mutmut mutates its first line, not another
+    assert 46 in lines(OPERATOR.find("pkg/mod.py", FUNCTIONS, {47, 48}))
+    assert 46 not in lines(OPERATOR.find("pkg/mod.py", FUNCTIONS, {46}))
     # by default, mutmut's own generation says where it mutates: here the string and `self.value = 1`
     assert lines(OPERATOR.find("pkg/mod.py", PYTHON)) & {20, 32} == set()
 
@@ -175,9 +198,10 @@ def test_rule_last_return_keeps_a_return_the_function_would_not_fall_off_to() ->
     lines = sorted(e.mutant.line for e in found.edits if e.mutant.changed_lines()[0].startswith("return"))
     # removed: the return of the last if's body, the bare one in the last handler of its else, the one
     # of a last handler;
-    # kept: one before more code, one in a loop, and each beside an else or a finally
+    # kept: one before more code, one in a loop, each beside an else or a finally, one of a value, and
+    # the last of a loop's body, last in its function: without it the loop goes round again
     assert found.skipped[LAST_RETURN] == 3
-    assert lines == [4, 7, 20, 22, 24, 32]
+    assert lines == [4, 7, 20, 22, 24, 32, 41, 49]
 
 
 def test_cython_statements_are_deleted_where_python_cannot_read_them() -> None:
@@ -230,6 +254,7 @@ def test_the_registry_runs_the_configured_operators_over_the_package(tmp_path: P
         ('source_paths = ["counterpkg"]\nonly_mutate = ["counterpkg/core.py"]', True),
         ('source_paths = ["counterpkg"]\ndo_not_mutate = ["counterpkg/core.py"]', False),
         ('source_paths = ["elsewhere"]', False),
+        ('source_paths = ["counter"]', False),  # a folder's name, not a prefix of one
         ('only_mutate = ["counterpkg/*"]', False),  # mutmut's default source_paths: src
     ],
 )

@@ -61,6 +61,9 @@ MUTANTS = [
     ("continue-to-break", "continue", "break"),
     ("in-a-call", "            n,\n", "            n / 0,\n"),
     ("except-body", "result = -7", "result = -8"),
+    # two mutants of one line that returns nothing: one chain, each branch alone, the original not again
+    ("times-three", "result = n * 2", "result = n * 3"),
+    ("plus-two", "result = n * 2", "result = n + 2"),
     ("across-blocks", "total += k\n    return total\n", "total += 2 * k\n    return total + 1\n"),
 ]
 UNWOVEN = [
