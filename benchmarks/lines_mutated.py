@@ -13,40 +13,44 @@ counted apart.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from guard_mutation.config import read
-from guard_mutation.engines.edits import scopes
 from guard_mutation.engines.edits.operators.delete_statement import (
     _DECLARATION,
-    _DECLARATION_BLOCK,
     _STRING,
     _names,
     _type_checking,
     _typing_only,
+    cython_walk,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cython_statements(text: str) -> set[int]:
-    """The first line (1-based) of each statement of Cython ``text`` that runs: no header, docstring,
-    ``pass`` or declaration (nor anything inside an extern or struct block)."""
-    found: set[int] = set()
-    blocks: list[int] = []  # the indents of the declaration blocks open
-    for s in scopes.statements(text.splitlines(keepends=True)):
-        while blocks and blocks[-1] >= len(s.indent):
-            blocks.pop()
+def _cython_statements(text: str) -> tuple[dict[int, int], dict[int, int]]:
+    """The statements of Cython ``text`` that run (no docstring, ``pass`` or declaration, nor anything
+    inside an extern or struct block), and the headers holding an expression (not ``with nogil``):
+    first line -> last line (1-based)."""
+    statements: dict[int, int] = {}
+    headers: dict[int, int] = {}
+    for _, s, declared in cython_walk(text.splitlines(keepends=True)):
+        if declared:
+            continue
         if s.header:
-            if blocks or _DECLARATION_BLOCK.match(s.code):
-                blocks.append(len(s.indent))
+            held = s.word in ("if", "elif", "while", "for", "with") and not re.match(
+                r"with\s+(?:no)?gil\b", s.code
+            )
+            if held:
+                headers[s.first + 1] = s.last + 1
             continue
-        if blocks or _STRING.match(s.code) or s.code.startswith("pass") or _DECLARATION.match(s.code):
+        if _STRING.match(s.code) or s.code.startswith("pass") or _DECLARATION.match(s.code):
             continue
-        found.add(s.first + 1)
-    return found
+        statements[s.first + 1] = s.last + 1
+    return statements, headers
 
 
 def _python_statements(text: str) -> tuple[dict[int, int], dict[int, int]]:
@@ -109,7 +113,7 @@ def main() -> int:
             if suffix == ".py":
                 spans, headers = _python_statements(text)
             else:
-                spans, headers = {n: n for n in _cython_statements(text)}, {}
+                spans, headers = _cython_statements(text)
             hit = mutated.get(rel, set())
             total, heads = total + len(spans), heads + len(headers)
             missed += [f"{rel}:{n}" for n, end in sorted(spans.items()) if not hit & set(range(n, end + 1))]

@@ -21,6 +21,8 @@ from guard_mutation.engines.edits.operators.delete_statement import (
     OPERATOR,
     REFUSED,
 )
+from guard_mutation.engines.edits.operators.negate_condition import OPERATOR as NEGATE
+from guard_mutation.engines.edits.operators.negate_condition import SPANS
 
 FIXTURE = Path(__file__).resolve().parent / "fixture_project"
 PYTHON = textwrap.dedent(
@@ -287,3 +289,47 @@ def test_an_edit_the_catalogue_makes_is_left_to_it_and_an_unknown_operator_refus
         operators.generate(
             replace(cfg, edits=replace(cfg.edits, operators=("swap-everything",))), FIXTURE, []
         )
+
+
+NEGATED = textwrap.dedent(
+    """\
+    def f(x, y):
+        if x:
+            return 1
+        elif y.ok(1):  # a reason
+            return 2
+        while x and (
+            y
+        ):
+            x -= 1
+        if x: return 3
+        return 0
+
+
+    if TYPE_CHECKING:
+        import os
+    """
+)
+
+
+def test_negate_condition_turns_a_test_to_its_opposite_where_mutmut_makes_no_mutant() -> None:
+    found = NEGATE.find("pkg/mod.py", NEGATED, set())
+    made = {e.mutant.line: e.mutated.splitlines()[e.mutant.line - 1] for e in found.edits}
+    assert made == {2: "    if not (x):", 4: "    elif not (y.ok(1)):  # a reason"}
+    assert all(compile(e.mutated, "mod.py", "exec") for e in found.edits)
+    # a test of several lines, a body on the header's line; TYPE_CHECKING declares
+    assert found.skipped == {SPANS: 2, DECLARATIONS: 1}
+    assert found.statements == 5
+    left = NEGATE.find("pkg/mod.py", NEGATED, {4})
+    assert [e.mutant.line for e in left.edits] == [2]
+    assert left.skipped[MUTMUT] == 1
+    assert {e.id.split(".")[0] for e in found.edits} == {"negate"}
+
+
+def test_negate_condition_reaches_every_test_of_the_real_cython_text() -> None:
+    source = CYTHON.replace("        if n:\n", "        if n > 0 and self.size:\n")
+    found = NEGATE.find("pkg/core.pyx", source)
+    assert [e.mutated.splitlines()[e.mutant.line - 1] for e in found.edits] == [
+        "        if not (n > 0 and self.size):"
+    ]
+    assert found.edits[0].scope == "Box.grow"

@@ -37,9 +37,9 @@ class Operator(Protocol):
 
 
 def _all() -> list[Operator]:
-    from . import delete_statement
+    from . import delete_statement, negate_condition
 
-    return [delete_statement.OPERATOR]
+    return [delete_statement.OPERATOR, negate_condition.OPERATOR]
 
 
 def _left_by_mutmut(root: Path) -> Callable[[str], bool]:

@@ -14,6 +14,7 @@ import ast
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from .. import edit, scopes
@@ -31,30 +32,33 @@ _DECLARATION_BLOCK = re.compile(r"(?:cdef\s+extern|ctypedef|cdef\s+(?:packed\s+)
 _STRING = re.compile(r"[rRbBuUfF]{0,2}[\"']")
 
 
-class _Maker:
-    def __init__(self, file: str, source: str, mutmut: set[int]) -> None:
+class Maker:
+    """An operator's edits of one file, each named by its file, scope, the text it changes and that text's
+    occurrence there: never its line."""
+
+    def __init__(self, file: str, source: str, mutmut: set[int], operator: str = NAME) -> None:
         self.file, self.source, self.lines, self.mutmut = file, source, split_lines(source), mutmut
+        self.operator, self.prefix = operator, operator.split("-", maxsplit=1)[0]
         self.found = Found()
         self.seen: Counter[tuple[str, str]] = Counter()
 
     def skip(self, reason: str) -> None:
         self.found.skipped[reason] += 1
 
-    def delete(self, scope: str, first: int, last: int) -> None:
-        """Lines ``first``..``last`` (0-based) made one ``pass`` at the first one's indentation."""
+    def make(self, scope: str, first: int, last: int, replacement: list[str]) -> None:
+        """Lines ``first``..``last`` (0-based) made ``replacement``."""
         text = " ".join("".join(self.lines[first : last + 1]).split())
         self.seen[scope, text] += 1
-        line, eol = self.lines[first], self.lines[last][len(content(self.lines[last])) :]
-        mutated = "".join(
-            [
-                *self.lines[:first],
-                f"{line[: len(line) - len(line.lstrip())]}pass{eol}",
-                *self.lines[last + 1 :],
-            ]
-        )
+        mutated = "".join([*self.lines[:first], *replacement, *self.lines[last + 1 :]])
         named = f"{self.file}|{scope}|{text}|{self.seen[scope, text]}".encode()
-        mutant_id = f"delete.{PurePosixPath(self.file).stem[:40]}.{hashlib.sha256(named).hexdigest()[:12]}"
-        self.found.edits.append(edit.make(self.file, scope, (self.source, mutated), mutant_id, NAME))
+        stem = PurePosixPath(self.file).stem[:40]
+        mutant_id = f"{self.prefix}.{stem}.{hashlib.sha256(named).hexdigest()[:12]}"
+        self.found.edits.append(edit.make(self.file, scope, (self.source, mutated), mutant_id, self.operator))
+
+    def delete(self, scope: str, first: int, last: int) -> None:
+        """Lines ``first``..``last`` (0-based) made one ``pass`` at the first one's indentation."""
+        line, eol = self.lines[first], self.lines[last][len(content(self.lines[last])) :]
+        self.make(scope, first, last, [f"{line[: len(line) - len(line.lstrip())]}pass{eol}"])
 
 
 def _type_checking(node: ast.AST) -> bool:
@@ -150,7 +154,7 @@ def _ends(stmt: ast.stmt) -> list[list[ast.stmt]]:
 
 
 def _python(
-    maker: _Maker,
+    maker: Maker,
     body: list[ast.stmt],
     scope: list[str],
     declared: bool,
@@ -198,18 +202,24 @@ def _python(
             maker.delete(".".join(scope) or MODULE_SCOPE, first, last)
 
 
-def _cython(maker: _Maker) -> None:
+def cython_walk(lines: list[str]) -> Iterator[tuple[str, scopes.Statement, bool]]:
+    """Each statement of Cython ``lines``, headers included, with its scope's name and whether it is in a
+    block of declarations (an extern block, a struct)."""
     stack: list[tuple[int, str | None, bool]] = []  # (indent, a definition's name, a block of declarations)
-    for s in scopes.statements(maker.lines):
+    for s in scopes.statements(lines):
         while stack and stack[-1][0] >= len(s.indent):
             stack.pop()
         declared = any(block for _, _, block in stack)
+        yield ".".join(name for _, name, _ in stack if name) or MODULE_SCOPE, s, declared
         if s.header:
-            match = scopes.HEADER.match(maker.lines[s.first])
+            match = scopes.HEADER.match(lines[s.first])
             block = declared or bool(_DECLARATION_BLOCK.match(s.code))
             stack.append((len(s.indent), match["name"] if match else None, block))
-            continue
-        if _STRING.match(s.code) or re.fullmatch(r"pass\s*(?:#.*)?", s.code):
+
+
+def _cython(maker: Maker) -> None:
+    for scope, s, declared in cython_walk(maker.lines):
+        if s.header or _STRING.match(s.code) or re.fullmatch(r"pass\s*(?:#.*)?", s.code):
             continue
         maker.found.statements += 1
         if declared or _DECLARATION.match(s.code):
@@ -217,7 +227,7 @@ def _cython(maker: _Maker) -> None:
         elif s.word in scopes.CLAUSES:
             maker.skip(REFUSED)
         else:
-            maker.delete(".".join(name for _, name, _ in stack if name) or MODULE_SCOPE, s.first, s.last)
+            maker.delete(scope, s.first, s.last)
 
 
 class _DeleteStatement:
@@ -225,7 +235,7 @@ class _DeleteStatement:
 
     def find(self, file: str, source: str, mutmut: set[int] | None = None) -> Found:
         """``mutmut``: the lines mutmut mutates in ``file`` (None: read them from mutmut)."""
-        maker = _Maker(file, source, set())
+        maker = Maker(file, source, set())
         if mutmut is None and not file.endswith(edit.COMPILED_SUFFIX):
             mutmut = mutmut_lines(file, source)
         maker.mutmut = mutmut or set()
