@@ -5,6 +5,7 @@ stable ids, and the registry."""
 from __future__ import annotations
 
 import re
+import runpy
 import shutil
 import textwrap
 from dataclasses import replace
@@ -333,3 +334,65 @@ def test_negate_condition_reaches_every_test_of_the_real_cython_text() -> None:
         "        if not (n > 0 and self.size):"
     ]
     assert found.edits[0].scope == "Box.grow"
+
+
+NESTED = textwrap.dedent(
+    """\
+    import typing
+
+
+    class Klass:
+        def method(self, x):
+            try:
+                pass
+            finally:
+                if x:
+                    x.close()
+
+
+    if typing.TYPE_CHECKING:
+        if sys.version_info >= (3, 11):
+            import os
+    """
+)
+
+
+def test_negate_condition_names_the_scope_walks_every_block_and_leaves_what_declares() -> None:
+    found = NEGATE.find("pkg/mod.py", NESTED, set())
+    assert [(e.scope, e.mutant.line) for e in found.edits] == [("Klass.method", 9)]  # in a finally
+    assert found.skipped == {DECLARATIONS: 1}  # typing.TYPE_CHECKING: nothing under it is looked at
+    assert found.statements == 2
+    # a test of several lines on a line mutmut mutates is mutmut's
+    assert NEGATE.find("pkg/mod.py", NEGATED, {6}).skipped == {SPANS: 1, DECLARATIONS: 1, MUTMUT: 1}
+
+
+def test_negate_condition_keeps_the_files_newlines_and_reads_cython_clauses_not_compile_time_ones() -> None:
+    crlf = NEGATE.find("pkg/mod.py", NEGATED.replace("\n", "\r\n"), set())
+    assert crlf.edits[0].mutated.splitlines(keepends=True)[1] == "    if not (x):\r\n"
+    source = CYTHON.replace(
+        "        else: pass\n", "        elif n < 0:\n            pass\n        IF X:\n            pass\n"
+    )
+    found = NEGATE.find("pkg/core.pyx", source)
+    assert [e.mutated.splitlines()[e.mutant.line - 1].strip() for e in found.edits] == [
+        "if not (n):",
+        "elif not (n < 0):",
+    ]
+    assert found.statements == 2
+
+
+def test_an_id_is_the_files_and_survives_respacing() -> None:
+    one = {e.id for e in NEGATE.find("a/mod.py", NEGATED, set()).edits}
+    assert one.isdisjoint({e.id for e in NEGATE.find("b/mod.py", NEGATED, set()).edits})
+    respaced = NEGATED.replace("    if x:\n", "    if  x:\n")
+    assert {e.id for e in NEGATE.find("a/mod.py", respaced, set()).edits} == one
+
+
+def test_lines_mutated_counts_headers_holding_an_expression_to_their_body() -> None:
+    script = runpy.run_path(str(Path(__file__).resolve().parents[3] / "benchmarks" / "lines_mutated.py"))
+    _, python = script["_python_statements"]("def f(x):\n    while (\n        x\n    ):\n        x -= 1\n")
+    assert python == {2: 4}
+    _, cython = script["_cython_statements"](
+        "def f(x):\n    with gil:\n        pass\n    with nogil:\n        pass\n"
+        "    with lock:\n        pass\n"
+    )
+    assert cython == {6: 6}
