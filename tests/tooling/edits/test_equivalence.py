@@ -62,6 +62,13 @@ def test_a_core_mutant_the_compiler_folds_away_is_proven_and_one_it_keeps_is_not
     assert "__pyx_f_3pkg_4core__checked" in proven[edits["return 0"].id]
 
 
+def test_without_gcc_a_core_mutant_is_run_not_proven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    edits = OPERATOR.find("pkg/core.pyx", CORE).edits
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert equivalence.proven(edits, tmp_path, 1) == {}
+    assert not list(tmp_path.iterdir())  # nothing translated
+
+
 def test_a_mutant_whose_switch_no_function_holds_is_not_proven(tmp_path: Path) -> None:
     # Cython drops code it can tell is unreachable, a mutant's switch with it: nothing is compared then
     c = ["static int f(int x) {\n", "  return x;\n", "}\n"]
