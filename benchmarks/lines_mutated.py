@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from guard_mutation.config import read
+from guard_mutation.engines.edits import scopes
 from guard_mutation.engines.edits.operators.delete_statement import (
     _DECLARATION,
     _STRING,
@@ -63,14 +64,12 @@ def _python_statements(text: str) -> tuple[dict[int, int], dict[int, int]]:
 
     def visit(body: list[ast.stmt], scope: int, typed: bool) -> None:
         for s in body:
-            constant = getattr(s.value, "value", None) if isinstance(s, ast.Expr) else None
-            if isinstance(s, ast.Pass) or isinstance(constant, str) or constant is Ellipsis:
+            if scopes.inert(s):
                 continue
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 visit(s.body, scope + 1, typed)
                 continue
-            blocks = [b for b in (getattr(s, n, None) for n in ("body", "orelse", "finalbody")) if b]
-            blocks += [h.body for h in [*getattr(s, "handlers", []), *getattr(s, "cases", [])]]
+            blocks = scopes.blocks(s)
             if blocks:
                 if isinstance(
                     s, (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Match)

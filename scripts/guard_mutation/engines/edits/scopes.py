@@ -21,14 +21,26 @@ HEADER = re.compile(
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
+def blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The non-empty blocks a compound statement holds (its clauses', handlers' and cases' too); none for
+    a simple statement."""
+    found = [getattr(stmt, field, None) for field in ("body", "orelse", "finalbody")]
+    found += [h.body for h in [*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])]]
+    return [b for b in found if b]
+
+
+def inert(stmt: ast.stmt) -> bool:
+    """``pass``, a docstring or ``...``: a statement that does nothing to mutate."""
+    constant = getattr(stmt.value, "value", None) if isinstance(stmt, ast.Expr) else None
+    return isinstance(stmt, ast.Pass) or isinstance(constant, str) or constant is Ellipsis
+
+
 def _defs_named(body: list[ast.stmt], name: str) -> Iterator[_Def]:
     for stmt in body:
         if isinstance(stmt, _Def) and stmt.name == name:
             yield stmt
         elif not isinstance(stmt, _Def):  # under `if TYPE_CHECKING:` or `try:`, still the enclosing scope's
-            nested = [getattr(stmt, field, []) for field in ("body", "orelse", "finalbody")]
-            nested += [h.body for h in [*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])]]
-            for block in nested:
+            for block in blocks(stmt):
                 yield from _defs_named([s for s in block if isinstance(s, ast.stmt)], name)
 
 

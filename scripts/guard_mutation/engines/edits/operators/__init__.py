@@ -76,14 +76,18 @@ def generate(config: Config, root: Path, catalogue: Sequence[Edit]) -> tuple[lis
     found = sorted(where.rglob("*")) if where.is_dir() else [root / f"{config.harness.package}.py"]
     files = [p.relative_to(root).as_posix() for p in found if p.suffix in (".py", COMPILED_SUFFIX)]
     files = [f for f in files if f not in config.edits.exclude and "__pycache__" not in f]
-    alone = _left_by_mutmut(root)
+    from .delete_statement import mutmut_lines
+
+    alone, mutmut = _left_by_mutmut(root), dict[str, set[int]]()  # each file's mutmut lines, read once
     taken, made, notes = {(e.file, e.mutated) for e in catalogue}, list[Edit](), list[str]()
     for name, compiled in ((name, c) for name in config.edits.operators for c in (True, False)):
         chosen = [f for f in files if f.endswith(COMPILED_SUFFIX) == compiled]
         total, skipped, before = 0, Counter[str](), len(made)
         for file in chosen:
             source = (root / file).read_text(encoding="utf-8")
-            one = known[name].find(file, source, set() if alone(file) else None)
+            if not compiled and file not in mutmut:
+                mutmut[file] = set() if alone(file) else mutmut_lines(file, source)
+            one = known[name].find(file, source, mutmut.get(file, set()))
             total, skipped = total + one.statements, skipped + one.skipped
             skipped["made by the catalogue"] += sum((e.file, e.mutated) in taken for e in one.edits)
             made += [e for e in one.edits if (e.file, e.mutated) not in taken]

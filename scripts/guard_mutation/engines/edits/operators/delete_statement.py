@@ -165,19 +165,17 @@ def _python(
 ) -> None:
     for stmt in body:
         ending = tail and stmt is body[-1]
-        constant = getattr(stmt.value, "value", None) if isinstance(stmt, ast.Expr) else None
-        if isinstance(stmt, ast.Pass) or isinstance(constant, str) or constant is Ellipsis:
+        if scopes.inert(stmt):
             continue
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inner = mutmut if mutmut is not None or isinstance(stmt, ast.ClassDef) else maker.mutmut
             function = not isinstance(stmt, ast.ClassDef)
             _python(maker, stmt.body, [*scope, stmt.name], declared, names, mutmut=inner, tail=function)
             continue
-        nested = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
-        nested += [h.body for h in [*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])]]
-        if any(nested):  # a compound statement: its blocks, not its header
+        nested = scopes.blocks(stmt)
+        if nested:  # a compound statement: its blocks, not its header
             ends = {id(b) for b in _ends(stmt)} if ending else set()
-            for block in filter(None, nested):
+            for block in nested:
                 inside = declared or _type_checking(stmt)
                 _python(maker, block, scope, inside, names, mutmut=mutmut, tail=id(block) in ends)
             continue
@@ -235,11 +233,11 @@ class _DeleteStatement:
 
     def find(self, file: str, source: str, mutmut: set[int] | None = None) -> Found:
         """``mutmut``: the lines mutmut mutates in ``file`` (None: read them from mutmut)."""
-        maker = Maker(file, source, set())
-        if mutmut is None and not file.endswith(edit.COMPILED_SUFFIX):
-            mutmut = mutmut_lines(file, source)
-        maker.mutmut = mutmut or set()
-        if file.endswith(edit.COMPILED_SUFFIX):
+        compiled = file.endswith(edit.COMPILED_SUFFIX)
+        maker = Maker(
+            file, source, set() if compiled else mutmut_lines(file, source) if mutmut is None else mutmut
+        )
+        if compiled:
             _cython(maker)
         else:
             tree = ast.parse(source)

@@ -13,6 +13,7 @@ import re
 
 from .. import edit
 from ..edit import MODULE_SCOPE, content
+from ..scopes import blocks
 from . import Found
 from .delete_statement import DECLARATIONS, MUTMUT, Maker, cython_walk, mutmut_lines
 
@@ -48,9 +49,7 @@ def _python(maker: Maker, body: list[ast.stmt], scope: list[str], mutmut: set[in
                 maker.skip(SPANS)
             else:
                 _negate(maker, ".".join(scope) or MODULE_SCOPE, stmt.lineno - 1)
-        nested = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
-        nested += [h.body for h in [*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])]]
-        for block in filter(None, nested):
+        for block in blocks(stmt):
             _python(maker, block, scope, mutmut)
 
 
@@ -59,8 +58,8 @@ class _NegateCondition:
 
     def find(self, file: str, source: str, mutmut: set[int] | None = None) -> Found:
         """``mutmut``: the lines mutmut mutates in ``file`` (None: read them from mutmut)."""
-        maker = Maker(file, source, set(), NAME)
         if file.endswith(edit.COMPILED_SUFFIX):
+            maker = Maker(file, source, set(), NAME)
             for scope, s, declared in cython_walk(maker.lines):
                 if s.header and s.word in ("if", "elif", "while"):
                     maker.found.statements += 1
@@ -71,7 +70,7 @@ class _NegateCondition:
                     else:
                         _negate(maker, scope, s.first)
             return maker.found
-        maker.mutmut = mutmut_lines(file, source) if mutmut is None else mutmut
+        maker = Maker(file, source, mutmut_lines(file, source) if mutmut is None else mutmut, NAME)
         _python(maker, ast.parse(source).body, [], None)
         return maker.found
 
