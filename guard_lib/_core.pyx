@@ -1,11 +1,8 @@
 # cython: language_level=3, binding=True, embedsignature=False
-"""The compiled core: ``DeviceGuard`` and ``device`` doing what the reference ``device_guard.py`` does, in
-the same order, with ``_shared.py``'s messages and slow paths, at C speed.
-
-A runtime that offers C entry points (``c_entry_points()``: two capsules named by the C signatures below)
-is called through them only while the method read at that call, as the reference reads it, is the one it
-had when asked: a replacement, by anyone at any time, is the one called. Else it is called from Python.
-"""
+"""The compiled core: what the reference ``device_guard.py`` does, in the same order, with ``_shared.py``'s
+messages and slow paths, at C speed. A runtime's C entry points (``c_entry_points()``: two capsules named by
+the C signatures below) are called only while the method read at that call, as the reference reads it, is
+the one it had when asked: a replacement, by anyone at any time, is the one called."""
 
 cimport cython
 from cpython.long cimport PyLong_AsLongLongAndOverflow
@@ -27,15 +24,22 @@ from .errors import GuardError, UncheckedResultWarning
 ctypedef int (*_get_device_f)(int *) noexcept nogil
 ctypedef int (*_set_device_f)(int) noexcept nogil
 
-cdef extern from "Python.h":
+cdef extern from *:
+    """
+    /* Gives a function with none (one taking *args) a vectorcall, so that no tuple is made to call it. */
+    static void guard_lib_give_vectorcall(PyObject *f, void *call) {
+        if (((PyCFunctionObject *)f)->vectorcall == NULL) ((PyCFunctionObject *)f)->vectorcall = (vectorcallfunc)call;
+    }
+    """
     ctypedef struct PyThreadState:
         pass
     PyThreadState *PyThreadState_Get()
     unsigned long long PyThreadState_GetID(PyThreadState *state)
+    void _give_vectorcall "guard_lib_give_vectorcall"(object function, void *call)
     Py_ssize_t _refcount "Py_REFCNT"(PyObject *o)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
-# The capsules' names: the C signatures of the functions they hold.
-cdef const char *_GET_SIGNATURE = b"cudaError_t (int *)"
+cdef const char *_GET_SIGNATURE = b"cudaError_t (int *)"  # the capsules' names: their functions' C signatures
 cdef const char *_SET_SIGNATURE = b"cudaError_t (int)"
 cdef long long _INT_MAX = 2147483647
 
@@ -75,8 +79,7 @@ cdef inline PyObject *_key(object method, object runtime) noexcept:
 @cython.final
 cdef class _Offer:
     """A runtime's C entry points and the methods it had when it offered them. Cached for the last runtime
-    borrowed, it holds the runtime and the methods weakly (keeping nothing alive) and the capsules strongly
-    (their functions are never freed while it is held); a borrow that used it holds it until restored."""
+    borrowed, it holds the runtime and methods weakly, the capsules strongly; a borrow holds it till restored."""
 
     cdef object runtime  # a weak reference; None: this offer serves one borrow and is held by it alone
     cdef object get_key  # weak references while cached, else the objects
@@ -122,8 +125,7 @@ cdef _Offer _ask(object runtime, object get):
     try:
         set_ = runtime.set_device
         get_key, set_key = <object>_key(get, runtime), <object>_key(set_, runtime)
-        # Only what something else holds (beyond this and the caller) can be read again as the same object:
-        # a method made at each read (by a property, a lookup of its own) has no offer standing for it.
+        # Only what something else holds can be read again as the same: a method made at each read is not.
         if callable(get) and callable(set_) and _refcount(<PyObject *>get_key) > 2 and _refcount(<PyObject *>set_key) > 2:
             capsules = runtime.c_entry_points()
             if capsules is not None:
@@ -176,32 +178,26 @@ cdef class Ok(_Outcome):
     cdef public object _value
     __match_args__ = ("value",)
     __class_getitem__ = classmethod(GenericAlias)
-
     def __init__(self, value):
         self._value = value
         self._unchecked = True
-
     @property
     def value(self):
         """The value. Reading it counts as checking the result."""
         self._unchecked = False
         return self._value
-
     def is_ok(self):
         _mine(self, Ok, "is_ok")
         self._unchecked = False
         return True
-
     def is_err(self):
         _mine(self, Ok, "is_err")
         self._unchecked = False
         return False
-
     def unwrap(self):
         _mine(self, Ok, "unwrap")
         self._unchecked = False
         return self._value
-
     def __repr__(self):
         return f"Ok({self._value!r})"
 
@@ -210,32 +206,26 @@ cdef class Err(_Outcome):
 
     cdef public object _error
     __match_args__ = ("error",)
-
     def __init__(self, error):
         self._error = error
         self._unchecked = True
-
     @property
     def error(self):
         """The GuardError. Reading it counts as checking the result."""
         self._unchecked = False
         return self._error
-
     def is_ok(self):
         _mine(self, Err, "is_ok")
         self._unchecked = False
         return False
-
     def is_err(self):
         _mine(self, Err, "is_err")
         self._unchecked = False
         return True
-
     def unwrap(self):
         _mine(self, Err, "unwrap")
         self._unchecked = False
         raise self._error
-
     def __repr__(self):
         return f"Err({self._error!r})"
 
@@ -418,8 +408,7 @@ cdef class _Borrow:
         raise TypeError(f"a {type(self).__name__} cannot be pickled: it holds a thread's device selection")
 
 cdef DeviceGuard _make_guard(object cls):
-    # Made by the guard's own allocation, as the reference's object.__new__(cls) makes it: no subclass's
-    # __new__ is asked, and what is not a DeviceGuard class is refused as object.__new__ refuses it.
+    # As the reference's object.__new__(cls): no subclass's __new__ asked, a class that is no guard refused.
     if not (isinstance(cls, type) and issubclass(cls, DeviceGuard)):
         object.__new__(cls)
         raise TypeError(f"DeviceGuard.create() makes a DeviceGuard, not {cls!r}")
@@ -460,8 +449,7 @@ cdef class DeviceGuard(_Borrow):
             outcome = Err.__new__(Err)
             (<Err>outcome)._error = error
         except BaseException:
-            # _enter raised still owing (the runtime raised through both of its settlings), or no memory
-            # was left for the Ok: the caller never received the guard, so finish it here.
+            # _enter raised still owing, or no memory was left for the Ok: the caller never got the guard.
             guard._settle()
             raise
         outcome._unchecked = True
@@ -596,3 +584,14 @@ cdef object _on_device(object index, object runtime, object function):
             borrow._settle()
             raise
     return on_device
+
+cdef object _close_call(object close, PyObject **args, size_t nargsf, PyObject *kwnames):
+    # close as the with statement calls it (by vectorcall, self first), refusing what Cython's own call refuses.
+    if kwnames != NULL and len(<tuple>kwnames):
+        raise TypeError(f"close() got an unexpected keyword argument '{(<tuple>kwnames)[0]}'")
+    if PyVectorcall_NARGS(nargsf) == 0:
+        raise TypeError(f"unbound method {close.__qualname__}() needs an argument")
+    _mine(<object>args[0], _Borrow, "close")
+    (<_Borrow>args[0])._close()
+
+_give_vectorcall(vars(_Borrow)["close"], <void *>_close_call)

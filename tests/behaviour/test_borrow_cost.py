@@ -142,3 +142,39 @@ def test_borrows_keep_nothing(way: str, index: int) -> None:
     kept = sys.getallocatedblocks() - before
     # Far fewer than one per borrow: a borrow that kept anything would keep 10,000.
     assert kept < 20
+
+
+class _Watching(EntryPointRuntime):
+    """Offers no C entry points, so that the restore calls ``set_device`` in Python, where it looks."""
+
+    __slots__ = ("seen", "watched")
+
+    def __init__(self, device_count: int) -> None:
+        super().__init__(device_count)
+        self.watched = object()
+        self.seen: list[int] = []
+
+    def c_entry_points(self) -> None:  # type: ignore[override]
+        return None
+
+    def set_device(self, index: int, /) -> tuple[int]:
+        self.seen.append(sys.getrefcount(self.watched))
+        return super().set_device(index)
+
+
+@pytest.mark.parametrize("way", ["device", "create"])
+def test_leaving_a_block_copies_none_of_exits_arguments(way: str) -> None:
+    # __exit__ is close, which takes *args: called as Python calls a function with no vectorcall of its own,
+    # each call would copy its arguments into a tuple (two, through the bound method): held twice more.
+    rt = _Watching(2)
+    borrow: Any = guard_lib.device(1, runtime=rt)
+    if way == "device":
+        borrow.__enter__()
+    else:
+        borrow = DeviceGuard.create(1, runtime=rt).unwrap()
+    rt.seen.clear()
+    before = sys.getrefcount(rt.watched)
+    borrow.__exit__(None, rt.watched, None)
+    # Held once more than before, by the caller's own arguments alone.
+    assert rt.seen == [before + 1]
+    assert rt.current_device == 0
