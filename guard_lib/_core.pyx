@@ -26,9 +26,9 @@ ctypedef int (*_set_device_f)(int) noexcept nogil
 
 cdef extern from *:
     """
-    /* Gives a function with none (one taking *args) a vectorcall, so that no tuple is made to call it. */
+    /* Gives a function a vectorcall of one's own: one taking *args has none, and a call makes a tuple. */
     static void guard_lib_give_vectorcall(PyObject *f, void *call) {
-        if (((PyCFunctionObject *)f)->vectorcall == NULL) ((PyCFunctionObject *)f)->vectorcall = (vectorcallfunc)call;
+        ((PyCFunctionObject *)f)->vectorcall = (vectorcallfunc)call;
     }
     """
     ctypedef struct PyThreadState:
@@ -392,8 +392,7 @@ cdef class _Borrow:
 
     def close(self, *_exc_info):
         """Restore the caller's device. Closing again, or closing a guard taken over, does nothing."""
-        _mine(self, _Borrow, "close")
-        self._close()
+        # Never run: every call of close, by any protocol, comes through its vectorcall, _close_call below.
 
     # As in the reference, leaving a ``with`` block is ``close``.
     __exit__ = close
@@ -586,7 +585,7 @@ cdef object _on_device(object index, object runtime, object function):
     return on_device
 
 cdef object _close_call(object close, PyObject **args, size_t nargsf, PyObject *kwnames):
-    # close as the with statement calls it (by vectorcall, self first), refusing what Cython's own call refuses.
+    # close, self first, as every caller calls it (a tuple's call too), refusing what Cython's own call refuses.
     if kwnames != NULL and len(<tuple>kwnames):
         raise TypeError(f"close() got an unexpected keyword argument '{(<tuple>kwnames)[0]}'")
     if PyVectorcall_NARGS(nargsf) == 0:
