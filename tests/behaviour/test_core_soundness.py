@@ -169,6 +169,35 @@ def test_a_runtime_whose_methods_hold_it_is_freed_once_dropped() -> None:
     assert dropped() is None
 
 
+class _Asked(_Open):
+    """Counts the times it is asked for its C entry points."""
+
+    def __init__(self, device_count: int) -> None:
+        super().__init__(device_count)
+        self.asked = 0
+
+    def c_entry_points(self) -> tuple[object, object]:
+        self.asked += 1
+        return super().c_entry_points()
+
+
+@pytest.mark.skipif(not COMPILED, reason="the reference never asks a runtime for C entry points")
+def test_a_runtime_whose_methods_allow_no_weak_reference_is_called_through_c_by_one_borrow() -> None:
+    # Held strongly, its methods would keep it alive: the borrow that asked holds them and calls through C;
+    # later borrows call it from Python, and remember that it was asked rather than ask again.
+    rt = _Asked(2)
+    for kind in KINDS:
+        setattr(rt, kind, _Unreferable(kind, rt))
+    with device(1, runtime=rt):
+        assert rt.current_device == 1
+    assert (rt.asked, rt.c_calls) == (1, ["get_device", "set_device", "set_device"])
+    rt.c_calls.clear()
+    for _ in range(3):
+        with device(1, runtime=rt):
+            assert rt.current_device == 1
+    assert (rt.asked, rt.c_calls, rt.current_device) == (1, [], 0)
+
+
 class _AnswersWhetherItHoldsTheGil(SimulatedRuntime):
     """Offers as its C set_device CPython's ``PyGILState_Check``, which answers 1 (an error code to the
     core) when the calling thread holds the GIL: a switch or restore made without releasing it fails."""
