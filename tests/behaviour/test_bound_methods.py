@@ -93,7 +93,7 @@ def test_exit_called_with_a_keyword_is_refused_and_restores_nothing(kind: str, s
 @pytest.mark.parametrize("kind", [k for k, _ in BORROWS])
 def test_close_read_from_the_class_and_given_no_borrow_is_refused(kind: str, sim: SimulatedRuntime) -> None:
     borrow = _entered(kind, sim)
-    with pytest.raises(TypeError, match=r"close\(\) (needs an argument|missing 1 required positional)"):
+    with pytest.raises(TypeError, match=r"needs an argument|missing 1 required positional argument"):
         type(borrow).close()
     assert sim.current_device == 1
     type(borrow).close(borrow)
