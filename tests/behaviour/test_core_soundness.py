@@ -9,7 +9,10 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import subprocess
+import sys
 import weakref
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -196,6 +199,52 @@ def test_a_runtime_whose_methods_allow_no_weak_reference_is_called_through_c_by_
         with device(1, runtime=rt):
             assert rt.current_device == 1
     assert (rt.asked, rt.c_calls, rt.current_device) == (1, [], 0)
+
+
+_FIRST_BORROW_EVER = """
+from guard_lib import device
+from guard_lib.simulated import SimulatedRuntime
+from tests.behaviour.support import EntryPointRuntime
+
+class Asked(EntryPointRuntime):
+    asked = 0
+
+    def c_entry_points(self):
+        self.asked += 1
+        return super().c_entry_points()
+
+class Unreferable:
+    __slots__ = ("kind", "runtime")
+
+    def __init__(self, kind, runtime):
+        self.kind, self.runtime = kind, runtime
+
+    def __call__(self, *args):
+        return getattr(SimulatedRuntime, self.kind)(self.runtime, *args)
+
+rt = Asked(2)
+for kind in ("get_device", "set_device"):
+    setattr(rt, kind, Unreferable(kind, rt))
+for _ in range(3):
+    with device(1, runtime=rt):
+        pass
+print(rt.asked, rt.c_calls, rt.current_device)
+"""
+
+
+@pytest.mark.skipif(not COMPILED, reason="the reference never asks a runtime for C entry points")
+def test_the_first_borrow_of_a_process_on_such_a_runtime_is_remembered_too() -> None:
+    # In a fresh process the core remembers no runtime yet: what it learns from this one must still be kept.
+    # This checkout's tests after whatever the path holds, so that guard_lib stays the one under test.
+    paths = [*filter(None, [os.environ.get("PYTHONPATH")]), str(Path(__file__).resolve().parents[2])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_BORROW_EVER], env=env, capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout.split(maxsplit=1)) == (
+        0,
+        ["1", "['get_device', 'set_device', 'set_device'] 0\n"],
+    )
 
 
 class _AnswersWhetherItHoldsTheGil(SimulatedRuntime):
