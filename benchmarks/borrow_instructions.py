@@ -2,9 +2,10 @@
 """What one borrow costs the compiled core, in instructions counted by callgrind: no timing, so CI can hold
 a ceiling and a change that slows the core fails.
 
-The runtime offers C entry points that read and write a thread-local int (compiled here with ``cc``), so
-the count is the core's own and the interpreter's, as it is with CUDA's. Each case runs under callgrind
-twice, for N and 2N borrows; the difference, over N, is one borrow with its loop (start-up cancels out).
+The runtime is ``CudaRuntime``, offering C entry points that read and write a thread-local int (compiled
+here with ``cc``) in place of CUDA's, so the count is the core's own and the interpreter's. Each case runs
+under callgrind twice, for N and 2N borrows; the difference, over N, is one borrow with its loop (start-up
+cancels out).
 
     python benchmarks/borrow_instructions.py                 # print each case's instructions per borrow
     python benchmarks/borrow_instructions.py --check         # exit 1 where a case is over its ceiling
@@ -24,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-# Per borrow, loop included, on CPython 3.11 x86_64 (measured 2,727 and 4,676): a tenth of headroom.
+# Per borrow, loop included, on CPython 3.11 x86_64 (measured 2,761 and 4,714): about a tenth of headroom.
 CEILINGS = {(3, 11): {"device": 3000, "create": 5150}}
 CASES = ("device", "create")
 FAKE_CUDA = """
@@ -45,30 +46,15 @@ def _capsules(library: Path) -> tuple[object, object]:
 def borrow(case: str, borrows: int, library: Path) -> None:
     """The child: ``borrows`` borrows of device 0 (already current) on the C entry-point runtime."""
     from guard_lib import _core  # the core alone, whatever guard_lib exports
-    from guard_lib.runtime import use_runtime
+    from guard_lib.runtime import CudaRuntime, use_runtime
 
     capsules = _capsules(library)
 
-    class Runtime:  # as CudaRuntime: its methods in slots, weakly referable
-        __slots__ = (
-            "__weakref__",
-            "get_device",
-            "get_device_count",
-            "get_last_error",
-            "peek_at_last_error",
-            "set_device",
-        )
-
-        def __init__(self) -> None:
-            self.get_device = self.get_device_count = lambda: (0, 0)
-            self.set_device = lambda index: (0,)
-            self.get_last_error = self.peek_at_last_error = lambda: (0,)
+    class Runtime(CudaRuntime):  # CUDA's own runtime, offering these entry points rather than the driver's
+        __slots__ = ()
 
         def c_entry_points(self) -> tuple[object, object]:
             return capsules
-
-        def error_name(self, code: int) -> str:
-            return str(code)
 
     use_runtime(Runtime())
     device, create = _core.device, _core.DeviceGuard.create

@@ -159,10 +159,15 @@ class _Unreferable:
         return getattr(SimulatedRuntime, self.kind)(self.runtime, *args)
 
 
-def test_a_runtime_whose_methods_hold_it_is_freed_once_dropped() -> None:
-    rt = _Open(2)
+def _held_by_its_methods(rt: _Open) -> Any:
+    """``rt`` with methods that allow no weak reference and hold it."""
     for kind in KINDS:
         setattr(rt, kind, _Unreferable(kind, rt))
+    return rt
+
+
+def test_a_runtime_whose_methods_hold_it_is_freed_once_dropped() -> None:
+    rt = _held_by_its_methods(_Open(2))
     with device(1, runtime=rt):
         assert rt.current_device == 1
     DeviceGuard.create(1, runtime=rt).unwrap().close()
@@ -188,9 +193,7 @@ class _Asked(_Open):
 def test_a_runtime_whose_methods_allow_no_weak_reference_is_called_through_c_by_one_borrow() -> None:
     # Held strongly, its methods would keep it alive: the borrow that asked holds them and calls through C;
     # later borrows call it from Python, and remember that it was asked rather than ask again.
-    rt = _Asked(2)
-    for kind in KINDS:
-        setattr(rt, kind, _Unreferable(kind, rt))
+    rt = _held_by_its_methods(_Asked(2))
     with device(1, runtime=rt):
         assert rt.current_device == 1
     assert (rt.asked, rt.c_calls) == (1, ["get_device", "set_device", "set_device"])
@@ -203,28 +206,9 @@ def test_a_runtime_whose_methods_allow_no_weak_reference_is_called_through_c_by_
 
 _FIRST_BORROW_EVER = """
 from guard_lib import device
-from guard_lib.simulated import SimulatedRuntime
-from tests.behaviour.support import EntryPointRuntime
+from tests.behaviour.test_core_soundness import _Asked, _held_by_its_methods
 
-class Asked(EntryPointRuntime):
-    asked = 0
-
-    def c_entry_points(self):
-        self.asked += 1
-        return super().c_entry_points()
-
-class Unreferable:
-    __slots__ = ("kind", "runtime")
-
-    def __init__(self, kind, runtime):
-        self.kind, self.runtime = kind, runtime
-
-    def __call__(self, *args):
-        return getattr(SimulatedRuntime, self.kind)(self.runtime, *args)
-
-rt = Asked(2)
-for kind in ("get_device", "set_device"):
-    setattr(rt, kind, Unreferable(kind, rt))
+rt = _held_by_its_methods(_Asked(2))
 for _ in range(3):
     with device(1, runtime=rt):
         pass
