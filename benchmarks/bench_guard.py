@@ -13,8 +13,10 @@ timed loops, minus the cost of an empty loop.
 
 The runtime measured is the process's default while the cases run, so ``guard_lib.device(i)`` is timed as
 a backend writes it; the ``(runtime=)`` cases pass it explicitly. Where the runtime offers C entry points
-and Cython can build ``minimal_guard.pyx``, a minimal compiled guard is timed too: the ``with`` statement
-with plain methods and two C calls, no seam, no ownership, no errors.
+and Cython can build ``minimal_guard.pyx``, two reference guards are timed too: a minimal compiled one (the
+``with`` statement with plain methods and two C calls, no seam, no ownership, no errors), and the same plus
+the cheapest form of the checks the core may not drop (the default runtime read, its methods compared, the
+owning thread's token), a floor under any guard that makes them.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ DEVICE, CREATE = "guard_lib.device", "DeviceGuard.create+with"
 COMPILED, PYTHON = " [compiled]", " [python]"
 EXPLICIT = " (runtime=)"
 MINIMAL = "(reference) minimal compiled guard"
+CHECKED = "(reference) minimal guard + the core's checks"
+CHECKED_CREATE = "(reference) its create+with"
 
 # (case, compared with, at most this many times its cost), per runtime and path.
 GOALS: dict[tuple[str, str], list[tuple[str, str, float]]] = {
@@ -141,29 +145,44 @@ def create_runtime_loop(impl: Any, rt: DeviceRuntime, target: int) -> Loop:
     return run
 
 
-def minimal_loop(rt: DeviceRuntime, target: int) -> Loop | None:
-    """The minimal compiled guard over ``rt``'s C entry points, or None where it cannot be had."""
+def minimal_loops(rt: DeviceRuntime, target: int) -> dict[str, Loop]:
+    """The two reference compiled guards over ``rt``'s C entry points, where they can be had."""
     offer = getattr(rt, "c_entry_points", None)
     capsules = offer() if offer is not None else None
     if capsules is None:
-        return None
+        return {}
     try:
         import pyximport  # type: ignore[import-untyped]
 
         pyximport.install(language_level=3, inplace=False)
         import minimal_guard  # type: ignore[import-not-found]
     except Exception as error:  # any failure to build only drops this reference case
-        print(f"bench_guard: the minimal compiled guard is not measured ({error})", file=sys.stderr)
-        return None
-    minimal_guard.bind(capsules)
-    guard = minimal_guard.MinimalGuard
+        print(f"bench_guard: the minimal compiled guards are not measured ({error})", file=sys.stderr)
+        return {}
+    from guard_lib import runtime as runtime_module
 
-    def run(n: int) -> None:
+    minimal_guard.bind(capsules, vars(runtime_module), rt)
+
+    def loop(guard: Any) -> Loop:
+        def run(n: int) -> None:
+            for _ in range(n):
+                with guard(target):
+                    pass
+
+        return run
+
+    create = minimal_guard.CheckedGuard.create
+
+    def create_run(n: int) -> None:
         for _ in range(n):
-            with guard(target):
+            with create(target).unwrap():
                 pass
 
-    return run
+    return {
+        MINIMAL: loop(minimal_guard.MinimalGuard),
+        CHECKED: loop(minimal_guard.CheckedDevice),
+        CHECKED_CREATE: create_run,
+    }
 
 
 def empty_loop(n: int) -> None:
@@ -337,11 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.runtime == "cuda":
         loops.update(foreign_loops(target))
     # Not guards: the cost of any pure-Python `with` block, the part no Python guard can shed, and of
-    # a compiled guard with plain methods that does nothing but its two C calls.
+    # a compiled guard with plain methods that does nothing but its two C calls, and of one that adds only
+    # the checks the core may not drop.
     loops["(reference) empty Python with-block"] = nothing_loop(target)
-    minimal = minimal_loop(rt, target)
-    if minimal is not None:
-        loops[MINIMAL] = minimal
+    loops.update(minimal_loops(rt, target))
     with use_runtime(rt):
         if args.profile:
             return profile(loops, args.profile, args.iterations)
