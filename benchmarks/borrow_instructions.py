@@ -9,6 +9,10 @@ cancels out).
 
     python benchmarks/borrow_instructions.py                 # print each case's instructions per borrow
     python benchmarks/borrow_instructions.py --check         # exit 1 where a case is over its ceiling
+    python benchmarks/borrow_instructions.py --references    # also minimal_guard.pyx's guards, the floors
+
+The references (built with Cython) are what the ``with`` statement costs with plain methods and no checks,
+and that plus only the cheapest form of the checks the core may not drop: a floor under the core's cost.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-# Per borrow, loop included, on CPython 3.11 x86_64 (measured 2,761 and 4,714): about a tenth of headroom.
-CEILINGS = {(3, 11): {"device": 3000, "create": 5150}}
+# Per borrow, loop included, on CPython 3.11 x86_64 (measured 2,742 and 3,881): about a tenth of headroom.
+CEILINGS = {(3, 11): {"device": 3000, "create": 4250}}
 CASES = ("device", "create")
+REFERENCES = ("minimal", "checked device", "checked create")  # minimal_guard.pyx's guards
 FAKE_CUDA = """
 static __thread int current = 0;
 int get_device(int *out) { *out = current; return 0; }
@@ -43,9 +49,21 @@ def _capsules(library: Path) -> tuple[object, object]:
     return new(get, b"cudaError_t (int *)", None), new(set_, b"cudaError_t (int)", None)
 
 
+def reference_guards(build: Path) -> Any:
+    """``minimal_guard.pyx``, built into ``build`` (once, by the parent: a build counted would be noise)."""
+    import pyximport  # type: ignore[import-untyped]
+
+    pyximport.install(language_level=3, build_dir=str(build))
+    sys.path.insert(0, str(Path(__file__).parent))
+    import minimal_guard  # type: ignore[import-not-found]
+
+    return minimal_guard
+
+
 def borrow(case: str, borrows: int, library: Path) -> None:
     """The child: ``borrows`` borrows of device 0 (already current) on the C entry-point runtime."""
     from guard_lib import _core  # the core alone, whatever guard_lib exports
+    from guard_lib import runtime as runtime_module
     from guard_lib.runtime import CudaRuntime, use_runtime
 
     capsules = _capsules(library)
@@ -56,10 +74,16 @@ def borrow(case: str, borrows: int, library: Path) -> None:
         def c_entry_points(self) -> tuple[object, object]:
             return capsules
 
-    use_runtime(Runtime())
+    runtime = Runtime()
+    use_runtime(runtime)
     device, create = _core.device, _core.DeviceGuard.create
+    if case in REFERENCES:
+        guards = reference_guards(library.parent / "build")
+        guards.bind(capsules, vars(runtime_module), runtime)
+        device = guards.MinimalGuard if case == "minimal" else guards.CheckedDevice
+        create = guards.CheckedGuard.create
     for n in (1000, borrows):  # the first learns the runtime's entry points and fills the caches
-        if case == "device":
+        if not case.endswith("create"):
             for _ in range(n):
                 with device(0):
                     pass
@@ -95,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 where a case is over its ceiling")
     parser.add_argument("--borrows", type=int, default=5000, help="N: each case runs N and 2N (default 5000)")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--references", action="store_true", help="also count minimal_guard.pyx's guards (needs Cython)"
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -109,18 +136,26 @@ def main(argv: list[str] | None = None) -> int:
     for tool in ("valgrind", "cc"):
         if shutil.which(tool) is None:
             parser.error(f"{tool} is not on PATH: install it (Debian: apt-get install valgrind gcc)")
+    if args.references:
+        try:
+            import Cython  # noqa: F401  # type: ignore[import-untyped]
+        except ImportError:
+            parser.error("--references builds minimal_guard.pyx, which needs Cython: pip install cython")
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         source, library = folder / "fake_cuda.c", folder / "libfake_cuda.so"
         source.write_text(FAKE_CUDA)
         subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+        if args.references:
+            reference_guards(folder / "build")
         figures = {}
-        for case in CASES:
+        for case in CASES + (REFERENCES if args.references else ()):
             once, twice = (instructions(case, n, library, folder) for n in (args.borrows, 2 * args.borrows))
             figures[case] = round((twice - once) / args.borrows)
-    over = {case: cost for case, cost in figures.items() if ceilings and args.check and cost > ceilings[case]}
+    held = ceilings if args.check and ceilings else {}
+    over = {case: cost for case, cost in figures.items() if cost > held.get(case, cost)}
     for case, cost in figures.items():
-        limit = f" (ceiling {ceilings[case]})" if ceilings else ""
+        limit = f" (ceiling {ceilings[case]})" if ceilings and case in ceilings else ""
         print(f"{case}: {cost} instructions per borrow{limit}{'  OVER' if case in over else ''}")
     if args.json:
         machine = f"{platform.machine()}, {os.cpu_count()} cores, CPython {platform.python_version()}"

@@ -7,7 +7,7 @@ the one it had when asked: a replacement, by anyone at any time, is the one call
 cimport cython
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetName, PyCapsule_GetPointer
 from cpython.weakref cimport PyWeakref_GET_OBJECT, PyWeakref_NewRef
 from libc.string cimport strcmp
@@ -47,6 +47,7 @@ cdef object _get_runtime = _runtime_module.get_runtime
 cdef dict _runtime_globals = _runtime_module.__dict__
 cdef object _warn = warnings.warn  # bound at import: shutdown may clear module globals before a finaliser
 cdef object _MAKE = object()  # what create passes to a guard's allocation, which refuses any other call
+cdef tuple _MAKE_ARGS = (_MAKE,)
 # 3.13 names the type in an unset slot's AttributeError by its qualified name, after a module not builtins.
 cdef bint _QUALIFIED_NAMES = sys.version_info >= (3, 13)
 # From 3.12 a function carries __type_params__, which functools.wraps copies where the wrapped has them.
@@ -411,7 +412,8 @@ cdef DeviceGuard _make_guard(object cls):
     if not (isinstance(cls, type) and issubclass(cls, DeviceGuard)):
         object.__new__(cls)
         raise TypeError(f"DeviceGuard.create() makes a DeviceGuard, not {cls!r}")
-    cdef DeviceGuard guard = DeviceGuard.__new__(cls, _MAKE)
+    # DeviceGuard's own allocation, called in C: DeviceGuard.__new__(cls, _MAKE) looks it up and copies the tuple.
+    cdef DeviceGuard guard = (<PyTypeObject *>DeviceGuard).tp_new(cls, <PyObject *>_MAKE_ARGS, NULL)
     guard._made = True
     return guard
 
