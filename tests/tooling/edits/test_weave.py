@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from guard_mutation.engines.edits.weave import SWITCH_ENV, culprits, weave
+from guard_mutation.engines.edits.weave import SWITCH_ENV, Built, Schema, culprits, weave, weave_built
 
 SOURCE = textwrap.dedent(
     '''\
@@ -159,6 +159,55 @@ def test_a_compiler_error_names_the_mutant_whose_branch_it_is_in() -> None:
     output = f"warning: pkg/mod.pyx:1:0: a warning\npkg/mod.pyx:{line}:8: referenced before assignment\n"
     assert culprits(schema, "pkg/mod.pyx", output) == {"except-body"}
     assert culprits(schema, "pkg/mod.pyx", "pkg/mod.pyx:1:0: outside any branch\n") == set()
+
+
+def _refusing(*names: str) -> tuple[Callable[[dict[str, Schema]], str | None], list[set[str]]]:
+    """A build of pkg/mod.pyx whose compiler refuses the branch of each of ``names`` still woven."""
+    woven: list[set[str]] = []
+
+    def build(schemas: dict[str, Schema]) -> str | None:
+        schema = schemas["pkg/mod.pyx"]
+        woven.append(set(schema.numbers))
+        lines = [n for n, owner in schema.owners.items() if owner in names]
+        return "".join(f"pkg/mod.pyx:{n}:8: refused\n" for n in lines) or None
+
+    return build, woven
+
+
+def test_a_mutant_whose_branch_the_compiler_refuses_is_left_out_and_the_rest_woven_again() -> None:
+    build, woven = _refusing("except-body")
+    built = weave_built({"pkg/mod.pyx": (SOURCE, [(n, _mutated(a, b)) for n, a, b in MUTANTS])}, build)
+    assert isinstance(built, Built)
+    assert built.refused == {"except-body"}
+    assert "except-body" in woven[0]
+    assert woven[1] == woven[0] - {"except-body"}
+    assert set(built.schemas["pkg/mod.pyx"].numbers) == woven[1]
+
+
+def test_a_failure_in_no_mutants_branch_gives_the_compilers_output_back_at_once() -> None:
+    outputs = []
+
+    def build(schemas: dict[str, Schema]) -> str:
+        outputs.append("pkg/mod.pyx:1:0: outside any branch\n")
+        return outputs[-1]
+
+    built = weave_built({"pkg/mod.pyx": (SOURCE, [(n, _mutated(a, b)) for n, a, b in MUTANTS[:2]])}, build)
+    assert built == "pkg/mod.pyx:1:0: outside any branch\n"
+    assert len(outputs) == 1
+
+
+def test_a_compiler_refusing_one_more_branch_at_every_weave_is_given_up_after_a_few() -> None:
+    woven: list[dict[str, int]] = []
+
+    def build(schemas: dict[str, Schema]) -> str:
+        schema = schemas["pkg/mod.pyx"]
+        woven.append(schema.numbers)
+        return f"pkg/mod.pyx:{min(schema.owners)}:8: refused\n"
+
+    built = weave_built({"pkg/mod.pyx": (SOURCE, [(n, _mutated(a, b)) for n, a, b in MUTANTS])}, build)
+    assert isinstance(built, str)
+    assert "still refused" in built
+    assert [len(numbers) for numbers in woven] == [len(woven[0]) - k for k in range(4)]
 
 
 CORE = textwrap.dedent(

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .edit import Edit, module_name
-from .weave import culprits, weave
+from .weave import Schema, weave_built
 
 log = logging.getLogger("guard_mutation.engines.edits")
 PYTHON_PROOF = "compiles to the same code objects as the original (positions aside)"
@@ -147,14 +147,14 @@ class _Translated:
 def _translate(edits: Sequence[Edit], tmp: Path) -> _Translated | None:
     """Weave with the fixed switch and translate; a mutant whose branch Cython refuses is left out (it is
     invalid, and run alone), as the woven build does."""
-    file, refused = edits[0].file, set[str]()
+    file = edits[0].file
     where = tmp / Path(file).stem
-    where.mkdir(parents=True, exist_ok=True)
-    pyx, c_file = where / Path(file).name, where / f"{Path(file).stem}.c"
-    for _ in range(4):
-        mutants = [(e.id, e.mutated) for e in edits if e.id not in refused]
-        schema = weave(edits[0].original, mutants, module_name(file), fixed=True)
-        pyx.write_text(schema.source, encoding="utf-8")
+    c_file = where / f"{Path(file).stem}.c"
+
+    def translate(schemas: dict[str, Schema]) -> str | None:
+        pyx = where / file
+        pyx.parent.mkdir(parents=True, exist_ok=True)
+        pyx.write_text(schemas[file].source, encoding="utf-8")
         command = [
             sys.executable,
             "-m",
@@ -162,21 +162,22 @@ def _translate(edits: Sequence[Edit], tmp: Path) -> _Translated | None:
             "-3",
             "--module-name",
             module_name(file),
-            str(pyx),
+            file,
             "-o",
             str(c_file),
         ]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode == 0:
-            return _Translated(
-                c_file.read_text(encoding="utf-8").splitlines(keepends=True), schema.numbers, where
-            )
-        bad = culprits(schema, str(pyx), done.stdout + done.stderr)
-        if not bad:
-            break
-        refused |= bad
-    log.info("[equivalence] %s: the woven source does not translate; its mutants are run", file)
-    return None
+        done = subprocess.run(command, cwd=where, capture_output=True, text=True, check=False)
+        return None if done.returncode == 0 else done.stdout + done.stderr
+
+    built = weave_built(
+        {file: (edits[0].original, [(e.id, e.mutated) for e in edits])}, translate, fixed=True
+    )
+    if isinstance(built, str):
+        log.info("[equivalence] %s: the woven source does not translate; its mutants are run", file)
+        return None
+    return _Translated(
+        c_file.read_text(encoding="utf-8").splitlines(keepends=True), built.schemas[file].numbers, where
+    )
 
 
 def compiled_same(edits: Sequence[Edit], tmp: Path, jobs: int) -> dict[str, str]:

@@ -10,15 +10,18 @@ headers, inside a string spanning lines) is left out, with the reason: it is reb
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .edit import changed_span
+from .edit import changed_span, module_name
 from .scopes import CLAUSES, Statement, block_end, owner, statements
 
+log = logging.getLogger("guard_mutation.engines.edits")
 SWITCH_ENV = "GUARD_MUTATION_SWITCH"
+_TRIES = 4  # weaves, each leaving out the mutants the compiler refused in the one before
 _INDENT = "    "
 _DEFINITION = re.compile(r"(?:async\s+)?def\s|(?:cdef|cpdef)\b.*\(|(?:cdef\s+)?class\s")
 _CLASS = re.compile(r"(?:cdef\s+)?class\s")
@@ -219,3 +222,35 @@ def culprits(schema: Schema, file: str, output: str) -> set[str]:
     """The mutants whose branches the compiler's errors (in ``output``) point at."""
     lines = re.findall(rf"^\s*{re.escape(file)}:(\d+):\d+:", output, flags=re.MULTILINE)
     return {schema.owners[int(n)] for n in lines if int(n) in schema.owners}
+
+
+class Built(NamedTuple):
+    schemas: dict[str, Schema]  # file -> its woven source, as it built
+    refused: frozenset[str]  # the mutants whose branches the compiler refused, left out
+
+
+def weave_built(
+    files: Mapping[str, tuple[str, Sequence[tuple[str, str]]]],
+    build: Callable[[dict[str, Schema]], str | None],
+    *,
+    fixed: bool = False,
+) -> Built | str:
+    """Weave each file's mutants (file -> its original, its mutants) and ``build`` them: None where it
+    built, else the compiler's output, its errors named by the file names given. Where those errors point
+    into mutants' branches, those mutants are left out and the rest woven again; else the output, or after
+    a few weaves a sentence saying so, comes back: nothing built."""
+    refused: set[str] = set()
+    for _ in range(_TRIES):
+        schemas = {
+            file: weave(original, [m for m in mutants if m[0] not in refused], module_name(file), fixed=fixed)
+            for file, (original, mutants) in files.items()
+        }
+        output = build(schemas)
+        if output is None:
+            return Built(schemas, frozenset(refused))
+        bad = set().union(*(culprits(schema, file, output) for file, schema in schemas.items()))
+        if not bad:
+            return output
+        log.info("[weave] the compiler refuses %d woven mutants: they are left out of the weave", len(bad))
+        refused |= bad
+    return f"the compiler still refused woven mutants after {_TRIES} weaves"

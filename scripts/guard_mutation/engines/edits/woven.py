@@ -18,39 +18,42 @@ from .edit import Edit, module_name
 from .judge import tail
 from .outcomes import TestRun
 from .warm import GoCold
-from .weave import Schema, culprits, weave
+from .weave import Schema, weave_built
 
 log = logging.getLogger("guard_mutation.engines.edits")
 
 
 def _weave(ctx: Context, where: Path, compiled: Sequence[Edit]) -> dict[str, tuple[str, int]] | None:
     """Weave and build in ``where``: the switches, or None where the build fails."""
-    refused: set[str] = set()
-    for _ in range(4):
-        schemas: dict[str, Schema] = {}
-        for file in sorted({e.file for e in compiled}):
-            of_file = [(e.id, e.mutated) for e in compiled if e.file == file and e.id not in refused]
-            original = next(e.original for e in compiled if e.file == file)
-            schemas[file] = weave(original, of_file, module_name(file))
-            (where / file).write_text(schemas[file].source, encoding="utf-8")
-        switches = {i: (module_name(f), n) for f, s in schemas.items() for i, n in s.numbers.items()}
-        code, output = ctx.build(where) if switches else (None, "")
-        bad = set().union(*(culprits(s, f, output) for f, s in schemas.items()))
-        if code == 0:
-            unwoven = {i: why for s in schemas.values() for i, why in s.unwoven.items()}
-            log.debug("[woven] rebuilt alone: %s", unwoven)
-            log.info(
-                "[woven] %d compiled mutants in one build, %d rebuilt alone",
-                len(switches),
-                len(unwoven) + len(refused),
-            )
-            return switches
-        if not bad:
-            log.warning("[woven] no woven build (%s): each compiled mutant is rebuilt alone", tail(output))
-            return None
-        log.info("[woven] the compiler refuses %d woven mutants: each is rebuilt alone", len(bad))
-        refused |= bad
-    return None
+    files = {
+        file: (
+            next(e.original for e in compiled if e.file == file),
+            [(e.id, e.mutated) for e in compiled if e.file == file],
+        )
+        for file in sorted({e.file for e in compiled})
+    }
+
+    def build(schemas: dict[str, Schema]) -> str | None:
+        for file, schema in schemas.items():
+            (where / file).write_text(schema.source, encoding="utf-8")
+        if not any(schema.numbers for schema in schemas.values()):
+            return ""  # nothing woven: no build
+        code, output = ctx.build(where)
+        return None if code == 0 else output
+
+    built = weave_built(files, build)
+    if isinstance(built, str):
+        log.warning("[woven] no woven build (%s): each compiled mutant is rebuilt alone", tail(built))
+        return None
+    unwoven = {i: why for s in built.schemas.values() for i, why in s.unwoven.items()}
+    log.debug("[woven] rebuilt alone: %s", unwoven)
+    switches = {i: (module_name(f), n) for f, s in built.schemas.items() for i, n in s.numbers.items()}
+    log.info(
+        "[woven] %d compiled mutants in one build, %d rebuilt alone",
+        len(switches),
+        len(unwoven) + len(built.refused),
+    )
+    return switches
 
 
 def prepare(ctx: Context, copies: Sequence[Path], compiled: Sequence[Edit], tests: Plan) -> TestRun | None:
