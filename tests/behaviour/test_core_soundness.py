@@ -28,13 +28,28 @@ COMPILED = guard_lib.IMPLEMENTATION == "compiled"
 KINDS = ["get_device", "set_device"]
 
 
+class _NoGuard:
+    """A class object.__new__ makes, but no guard."""
+
+
 @pytest.mark.skipif(
     "MUTANT_UNDER_TEST" in os.environ, reason="mutmut's trampoline looks the method up on the class given"
 )
-def test_create_given_a_class_that_is_no_guard_refuses_as_objects_allocation_does() -> None:
+@pytest.mark.parametrize(
+    ("given", "refusal"),
+    [
+        (float, r"^object\.__new__\(float\) is not safe"),
+        (5, r"^object\.__new__\(X\): X is not a type object \(int\)$"),
+        (_NoGuard, r"^DeviceGuard\.create\(\) makes a DeviceGuard, not <class '.*_NoGuard'>$"),
+    ],
+    ids=["a-builtin-class", "no-class", "a-plain-class"],
+)
+def test_create_given_what_is_no_guard_class_refuses_as_objects_allocation_does(
+    given: object, refusal: str
+) -> None:
     create: Any = DeviceGuard.__dict__["create"].__func__
-    with pytest.raises(TypeError, match=r"^object\.__new__\(float\) is not safe"):
-        create(float, 1, runtime=SimulatedRuntime(2))
+    with pytest.raises(TypeError, match=refusal):
+        create(given, 1, runtime=SimulatedRuntime(2))
 
 
 _new_capsule = ctypes.pythonapi.PyCapsule_New

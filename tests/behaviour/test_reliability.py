@@ -334,10 +334,17 @@ def test_a_device_never_entered_has_no_devices_to_read(attribute: str) -> None:
         getattr(borrow, attribute)
 
 
-def test_a_guard_cannot_be_made_by_its_new() -> None:
+@pytest.mark.parametrize(
+    ("args", "kwargs"), [((), {}), ((None,), {}), ((0,), {}), ((), {"device_index": 0})], ids=repr
+)
+def test_a_guard_cannot_be_made_by_its_new_or_by_calling_its_class(
+    args: tuple[object, ...], kwargs: dict[str, object]
+) -> None:
     refusal = r"^DeviceGuard cannot be constructed directly: use DeviceGuard\.create"
     with pytest.raises(TypeError, match=refusal):
-        DeviceGuard.__new__(DeviceGuard)
+        DeviceGuard.__new__(DeviceGuard, *args, **kwargs)
+    with pytest.raises(TypeError, match=refusal):
+        DeviceGuard(*args, **kwargs)
 
 
 class _Forbidding(DeviceGuard):
@@ -355,6 +362,15 @@ def test_create_makes_a_subclass_without_asking_its_new() -> None:
     assert type(guard) is _Forbidding
     assert current(sim) == 1
     guard.close()
+    assert current(sim) == 0
+
+
+def test_take_hands_a_subclass_guards_borrow_to_a_plain_guard() -> None:
+    sim = SimulatedRuntime(2)
+    guard = _Forbidding.create(1, runtime=sim).unwrap()
+    taker = guard.take()
+    assert type(taker) is DeviceGuard
+    taker.close()
     assert current(sim) == 0
 
 
