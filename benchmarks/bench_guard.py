@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from borrow_instructions import reference_guards
+
 import guard_lib
 from guard_lib.runtime import CudaRuntime, DeviceRuntime, SimulatedRuntime, use_runtime
 
@@ -101,8 +103,8 @@ def floor_loop(rt: DeviceRuntime, target: int) -> Loop:
     return run
 
 
-def device_loop(impl: Any, target: int) -> Loop:
-    borrow = impl.device
+def with_loop(borrow: Callable[[int], Any], target: int) -> Loop:
+    """``with borrow(target): pass``, n times."""
 
     def run(n: int) -> None:
         for _ in range(n):
@@ -123,8 +125,8 @@ def device_runtime_loop(impl: Any, rt: DeviceRuntime, target: int) -> Loop:
     return run
 
 
-def create_loop(impl: Any, target: int) -> Loop:
-    create = impl.DeviceGuard.create
+def create_loop(create: Callable[[int], Any], target: int) -> Loop:
+    """``with create(target).unwrap(): pass``, n times."""
 
     def run(n: int) -> None:
         for _ in range(n):
@@ -152,10 +154,7 @@ def minimal_loops(rt: DeviceRuntime, target: int) -> dict[str, Loop]:
     if capsules is None:
         return {}
     try:
-        import pyximport  # type: ignore[import-untyped]
-
-        pyximport.install(language_level=3, inplace=False)
-        import minimal_guard  # type: ignore[import-not-found]
+        minimal_guard = reference_guards()
     except Exception as error:  # any failure to build only drops this reference case
         print(f"bench_guard: the minimal compiled guards are not measured ({error})", file=sys.stderr)
         return {}
@@ -163,25 +162,10 @@ def minimal_loops(rt: DeviceRuntime, target: int) -> dict[str, Loop]:
 
     minimal_guard.bind(capsules, vars(runtime_module), rt)
 
-    def loop(guard: Any) -> Loop:
-        def run(n: int) -> None:
-            for _ in range(n):
-                with guard(target):
-                    pass
-
-        return run
-
-    create = minimal_guard.CheckedGuard.create
-
-    def create_run(n: int) -> None:
-        for _ in range(n):
-            with create(target).unwrap():
-                pass
-
     return {
-        MINIMAL: loop(minimal_guard.MinimalGuard),
-        CHECKED: loop(minimal_guard.CheckedDevice),
-        CHECKED_CREATE: create_run,
+        MINIMAL: with_loop(minimal_guard.MinimalGuard, target),
+        CHECKED: with_loop(minimal_guard.CheckedDevice, target),
+        CHECKED_CREATE: create_loop(minimal_guard.CheckedGuard.create, target),
     }
 
 
@@ -203,15 +187,6 @@ class _NothingGuard:
 
     def __exit__(self, *exc_info: object) -> None:
         pass
-
-
-def nothing_loop(target: int) -> Loop:
-    def run(n: int) -> None:
-        for _ in range(n):
-            with _NothingGuard(target):
-                pass
-
-    return run
 
 
 def foreign_loops(target: int) -> dict[str, Loop]:
@@ -349,16 +324,16 @@ def main(argv: list[str] | None = None) -> int:
     rt.set_device(0)
     loops: dict[str, Loop] = {"floor": floor_loop(rt, target)}
     for suffix, impl in implementations().items():
-        loops[DEVICE + suffix] = device_loop(impl, target)
+        loops[DEVICE + suffix] = with_loop(impl.device, target)
         loops[DEVICE + suffix + EXPLICIT] = device_runtime_loop(impl, rt, target)
-        loops[CREATE + suffix] = create_loop(impl, target)
+        loops[CREATE + suffix] = create_loop(impl.DeviceGuard.create, target)
         loops[CREATE + suffix + EXPLICIT] = create_runtime_loop(impl, rt, target)
     if args.runtime == "cuda":
         loops.update(foreign_loops(target))
     # Not guards: the cost of any pure-Python `with` block, the part no Python guard can shed, and of
     # a compiled guard with plain methods that does nothing but its two C calls, and of one that adds only
     # the checks the core may not drop.
-    loops["(reference) empty Python with-block"] = nothing_loop(target)
+    loops["(reference) empty Python with-block"] = with_loop(_NothingGuard, target)
     loops.update(minimal_loops(rt, target))
     with use_runtime(rt):
         if args.profile:

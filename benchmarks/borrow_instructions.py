@@ -49,11 +49,11 @@ def _capsules(library: Path) -> tuple[object, object]:
     return new(get, b"cudaError_t (int *)", None), new(set_, b"cudaError_t (int)", None)
 
 
-def reference_guards(build: Path) -> Any:
-    """``minimal_guard.pyx``, built into ``build`` (once, by the parent: a build counted would be noise)."""
+def reference_guards(build: Path | None = None) -> Any:
+    """``minimal_guard.pyx``, built by pyximport into ``build`` (default: its own folder in the home)."""
     import pyximport  # type: ignore[import-untyped]
 
-    pyximport.install(language_level=3, build_dir=str(build))
+    pyximport.install(language_level=3, build_dir=None if build is None else str(build))
     sys.path.insert(0, str(Path(__file__).parent))
     import minimal_guard  # type: ignore[import-not-found]
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         source.write_text(FAKE_CUDA)
         subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
         if args.references:
-            reference_guards(folder / "build")
+            reference_guards(folder / "build")  # built once, here: a build counted in a child would be noise
         figures = {}
         for case in CASES + (REFERENCES if args.references else ()):
             once, twice = (instructions(case, n, library, folder) for n in (args.borrows, 2 * args.borrows))
